@@ -1,0 +1,1 @@
+"""memfuse_lite."""

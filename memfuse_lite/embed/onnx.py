@@ -1,0 +1,99 @@
+"""ONNX Runtime embedder: a prepared model directory with ``model.onnx`` + ``tokenizer.json``.
+
+The directory's ``memfuse_model.json`` says the model id, dims, pooling (``cls`` or
+``mean``), query/passage prefixes, max length and the sha256 of every file; a file that
+does not match its checksum is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError, ModelNotPrepared
+from ..prepare.checksums import verify_files
+from .base import Embedder, EmbedderInfo, Role
+
+CARD = "memfuse_model.json"
+
+
+class OnnxEmbedder(Embedder):
+    """Runs an exported (usually int8) encoder with onnxruntime on the CPU."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        threads: int = 1,
+        onnx_file: str | None = None,
+        max_length: int | None = None,
+        verify: bool = True,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.model_dir = Path(model_dir)
+        card_path = self.model_dir / CARD
+        if not card_path.exists():
+            raise ModelNotPrepared(
+                f"no {CARD} in {self.model_dir}: run `memfuse models prepare` "
+                "(or `memfuse models export-bge-m3 --from DIR` for BGE-M3)"
+            )
+        card: dict[str, Any] = json.loads(card_path.read_text())
+        self.card = card
+        onnx_name = onnx_file or card["onnx"]
+        if verify:
+            verify_files(self.model_dir, {k: v for k, v in card["files"].items()
+                                          if k in (onnx_name, "tokenizer.json")})
+        self.pooling = card["pooling"]
+        self.query_prefix = card.get("query_prefix", "")
+        self.passage_prefix = card.get("passage_prefix", "")
+        self.max_length = int(max_length or card.get("max_length", 512))
+        self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(self.max_length)
+        self.tokenizer.no_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        try:
+            self.session = ort.InferenceSession(
+                str(self.model_dir / onnx_name), opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelError(f"cannot load {self.model_dir / onnx_name}: {exc}") from exc
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self.info = EmbedderInfo(
+            model_id=card["id"],
+            dims=int(card["dims"]),
+            pooling=self.pooling,
+            content_hash=card["files"][onnx_name],
+        )
+
+    def embed_batch(self, texts: Sequence[str], role: Role) -> np.ndarray:
+        """Tokenise with the role's prefix, pad to the batch's longest, run, pool."""
+        prefix = self.query_prefix if role == "query" else self.passage_prefix
+        encs = self.tokenizer.encode_batch([prefix + t for t in texts])
+        width = max(len(e.ids) for e in encs)
+        ids = np.zeros((len(encs), width), dtype=np.int64)
+        mask = np.zeros((len(encs), width), dtype=np.int64)
+        pad_id = int(self.card.get("pad_id", 0))
+        ids.fill(pad_id)
+        for row, enc in enumerate(encs):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        try:
+            hidden = self.session.run(None, feed)[0]
+        except Exception as exc:
+            raise ModelError(f"embedding failed: {exc}") from exc
+        if self.pooling == "cls":
+            return np.asarray(hidden[:, 0, :], dtype=np.float32)
+        summed = (hidden * mask[:, :, None]).sum(axis=1)
+        return (summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)).astype(np.float32)

@@ -1,0 +1,148 @@
+"""Export a Hugging Face encoder directory to ONNX with optimum and quantize it to int8.
+
+Needs the ``export`` extra (torch, optimum-onnx, onnx); nothing here runs at query time.
+Dynamic int8 quantization (weights int8, activations quantized on the fly) is used rather
+than weight-only int8, which dequantizes at run time and is slower on CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import ModelError
+from .checksums import sha256_file
+
+CARD = "memfuse_model.json"
+Progress = Callable[[str], None]
+
+
+def _require_export_tools() -> None:
+    try:
+        import onnx  # noqa: F401
+        import optimum.exporters.onnx  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise ModelError(
+            "exporting a model needs the export tools: pip install 'memfuse_lite[export]' "
+            f"({exc})"
+        ) from exc
+
+
+def export_onnx(hf_dir: Path, out_dir: Path, *, opset: int = 17) -> Path:
+    """optimum export of a feature-extraction model; returns the fp32 ``model.onnx``."""
+    _require_export_tools()
+    from optimum.exporters.onnx import main_export
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        main_export(
+            str(hf_dir),
+            output=str(out_dir),
+            task="feature-extraction",
+            opset=opset,
+            device="cpu",
+            do_validation=False,
+            no_post_process=True,
+            local_files_only=True,
+        )
+    except Exception as exc:  # optimum raises many unrelated types
+        raise ModelError(f"ONNX export of {hf_dir} failed: {exc}") from exc
+    path = out_dir / "model.onnx"
+    if not path.exists():
+        raise ModelError(f"optimum wrote no model.onnx into {out_dir}")
+    return path
+
+
+def quantize_int8(fp32_path: Path, int8_path: Path) -> Path:
+    """Dynamic int8 quantization (QInt8 weights, per-tensor) with onnxruntime."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8)
+    return int8_path
+
+
+def write_card(directory: Path, card: dict[str, Any]) -> Path:
+    """Write ``memfuse_model.json`` with the sha256 of every file it names."""
+    card = dict(card)
+    names = [card["onnx"], "tokenizer.json"] + [
+        n for n in ("model_fp32.onnx",) if (directory / n).exists()
+    ]
+    card["files"] = {n: sha256_file(directory / n) for n in names}
+    card["sizes"] = {n: (directory / n).stat().st_size for n in names}
+    path = directory / CARD
+    path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def export_encoder(
+    hf_dir: Path,
+    dest: Path,
+    *,
+    model_id: str,
+    pooling: str,
+    dims: int,
+    query_prefix: str = "",
+    passage_prefix: str = "",
+    max_length: int = 512,
+    keep_fp32: bool = True,
+    extra: dict[str, Any] | None = None,
+    progress: Progress = lambda _msg: None,
+) -> Path:
+    """HF directory → fp32 ONNX → int8 ONNX + tokenizer.json + card, written to ``dest``."""
+    dest = Path(dest)
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=dest.parent if dest.parent.exists()
+                                    else None))
+    try:
+        progress(f"exporting {hf_dir} to ONNX (optimum)")
+        fp32 = export_onnx(Path(hf_dir), staging / "onnx")
+        final = staging / "final"
+        final.mkdir()
+        shutil.copy(fp32, final / "model_fp32.onnx")
+        tok = staging / "onnx" / "tokenizer.json"
+        if not tok.exists():
+            tok = Path(hf_dir) / "tokenizer.json"
+        if not tok.exists():
+            raise ModelError(f"{hf_dir} has no tokenizer.json")
+        shutil.copy(tok, final / "tokenizer.json")
+        progress("quantizing to int8 (dynamic)")
+        quantize_int8(final / "model_fp32.onnx", final / "model.onnx")
+        if not keep_fp32:
+            (final / "model_fp32.onnx").unlink()
+        pad_id = _pad_id(final / "tokenizer.json")
+        write_card(
+            final,
+            {
+                "id": model_id,
+                "dims": dims,
+                "pooling": pooling,
+                "query_prefix": query_prefix,
+                "passage_prefix": passage_prefix,
+                "max_length": max_length,
+                "pad_id": pad_id,
+                "onnx": "model.onnx",
+                **(extra or {}),
+            },
+        )
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        final.rename(dest)
+        return dest
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _pad_id(tokenizer_json: Path) -> int:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer_json))
+    for name in ("<pad>", "[PAD]"):
+        pid = tok.token_to_id(name)
+        if pid is not None:
+            return int(pid)
+    return 0

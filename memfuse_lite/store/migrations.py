@@ -1,0 +1,94 @@
+"""Numbered schema migrations; each runs once and is recorded in ``schema_migrations``."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "observations, inbox, events, fused memories, edges, metadata",
+        """
+        CREATE TABLE observations (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            source       TEXT NOT NULL,
+            external_id  TEXT NOT NULL,
+            user         TEXT NOT NULL,
+            device       TEXT NOT NULL,
+            ts           TEXT NOT NULL,
+            ts_epoch     REAL NOT NULL,
+            text         TEXT NOT NULL,
+            meta         TEXT NOT NULL,
+            visibility   TEXT NOT NULL,
+            content_hash TEXT NOT NULL UNIQUE,
+            ingested_at  REAL NOT NULL,
+            UNIQUE (user, source, external_id)
+        );
+        CREATE INDEX observations_ts ON observations (ts_epoch);
+
+        -- Acknowledged observations whose events are not yet committed.
+        CREATE TABLE inbox (
+            observation_id INTEGER PRIMARY KEY REFERENCES observations (id),
+            enqueued_at    REAL NOT NULL
+        );
+
+        CREATE TABLE dead_letters (
+            observation_id INTEGER PRIMARY KEY REFERENCES observations (id),
+            error          TEXT NOT NULL,
+            failed_at      REAL NOT NULL
+        );
+
+        CREATE TABLE events (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            user        TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            ts          TEXT NOT NULL,
+            ts_epoch    REAL NOT NULL,
+            event_start TEXT,
+            event_end   TEXT,
+            text        TEXT NOT NULL,
+            actors      TEXT NOT NULL DEFAULT '[]',
+            place       TEXT,
+            entities    TEXT NOT NULL DEFAULT '[]',
+            audience    TEXT,            -- JSON list of users; NULL = whole household
+            embedding   BLOB NOT NULL    -- float32, L2-normalised
+        );
+        CREATE INDEX events_ts ON events (ts_epoch);
+
+        CREATE TABLE event_sources (
+            event_id       INTEGER NOT NULL REFERENCES events (id),
+            observation_id INTEGER NOT NULL REFERENCES observations (id),
+            PRIMARY KEY (event_id, observation_id)
+        );
+        CREATE INDEX event_sources_obs ON event_sources (observation_id);
+
+        CREATE TABLE fused_memories (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            start     TEXT,
+            end       TEXT,
+            summary   TEXT NOT NULL DEFAULT '',
+            conflicts TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE TABLE fused_members (
+            fused_id INTEGER NOT NULL REFERENCES fused_memories (id),
+            event_id INTEGER NOT NULL REFERENCES events (id),
+            PRIMARY KEY (fused_id, event_id)
+        );
+        CREATE INDEX fused_members_event ON fused_members (event_id);
+
+        CREATE TABLE edges (
+            id     INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind   TEXT NOT NULL,
+            src    INTEGER NOT NULL,
+            dst    INTEGER NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            reason TEXT NOT NULL DEFAULT '',
+            UNIQUE (kind, src, dst)
+        );
+        CREATE INDEX edges_dst ON edges (dst);
+
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    ),
+]

@@ -1,0 +1,371 @@
+"""apsw-backed store: WAL, numbered migrations, ``atomic()`` with savepoint nesting.
+
+One writer connection (serialised by a re-entrant lock, so a transaction is never
+interleaved with another thread's statements) and one reader connection, which sees
+only committed data thanks to WAL snapshots.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+
+from ..errors import StoreCorrupt, StoreError
+from ..records import AtomicEvent, IngestResult, Observation, Provenance
+from ..timeutil import to_epoch, to_iso
+from .migrations import MIGRATIONS
+
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObservation:
+    """An observation as stored, with its row id."""
+
+    id: int
+    observation: Observation
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An atomic event ready to be committed (the id is assigned by SQLite)."""
+
+    observation_ids: tuple[int, ...]
+    user: str
+    source: str
+    ts: str
+    ts_epoch: float
+    text: str
+    audience: tuple[str, ...] | None
+    embedding: np.ndarray
+    event_start: str | None = None
+    event_end: str | None = None
+    actors: tuple[str, ...] = ()
+    place: str | None = None
+    entities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """What a derived index needs of one event."""
+
+    id: int
+    text: str
+    audience: tuple[str, ...] | None
+    ts_epoch: float
+    embedding: np.ndarray
+
+
+def _audience_json(audience: Sequence[str] | None) -> str | None:
+    return None if audience is None else json.dumps(list(audience), ensure_ascii=False)
+
+
+def _audience_load(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(json.loads(text))
+
+
+class Store:
+    """The SQLite source of truth for observations, events, fused memories and edges."""
+
+    def __init__(self, path: Path, *, durability: str = "normal") -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._read_lock = threading.Lock()
+        try:
+            self._conn = self._connect(durability)
+            self._migrate()
+            self._reader = self._connect(durability)
+        except (apsw.NotADBError, apsw.CorruptError) as exc:
+            raise StoreCorrupt(
+                f"{self.path} is not a readable memfuse_lite database ({exc}); "
+                "restore it from a backup or move it away and re-ingest your exports"
+            ) from exc
+        except apsw.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+
+    def _connect(self, durability: str) -> apsw.Connection:
+        conn = apsw.Connection(str(self.path))
+        conn.set_busy_timeout(30_000)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
+
+    def _migrate(self) -> None:
+        with self.atomic():
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+            )
+            done = {r[0] for r in self._conn.execute("SELECT version FROM schema_migrations")}
+            for version, name, sql in MIGRATIONS:
+                if version in done:
+                    continue
+                self._conn.execute(sql)
+                self._conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time())
+                )
+
+    def close(self) -> None:
+        """Close both connections."""
+        with self._lock:
+            self._conn.close()
+        with self._read_lock:
+            self._reader.close()
+
+    # -- transactions -------------------------------------------------------
+
+    @contextmanager
+    def atomic(self) -> Iterator[apsw.Connection]:
+        """A transaction; nested calls become savepoints. Rolls back on any exception."""
+        with self._lock:
+            try:
+                with self._conn:
+                    yield self._conn
+            except apsw.Error as exc:
+                raise StoreError(f"store write failed: {exc}") from exc
+
+    @contextmanager
+    def reading(self) -> Iterator[apsw.Connection]:
+        """The reader connection (committed data only)."""
+        with self._read_lock:
+            try:
+                yield self._reader
+            except apsw.Error as exc:
+                raise StoreError(f"store read failed: {exc}") from exc
+
+    def schema_version(self) -> int:
+        """The highest applied migration."""
+        with self.reading() as db:
+            row = db.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    # -- metadata -----------------------------------------------------------
+
+    def meta_get(self, key: str) -> str | None:
+        """A metadata value, or None."""
+        with self.reading() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def meta_set(self, key: str, value: str) -> None:
+        """Set a metadata value."""
+        with self.atomic() as db:
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- observations and the inbox ------------------------------------------
+
+    def insert_observations(self, observations: Sequence[Observation]) -> list[IngestResult]:
+        """Store observations verbatim and queue them in the inbox, in one transaction."""
+        results: list[IngestResult] = []
+        now = time.time()
+        with self.atomic() as db:
+            for obs in observations:
+                chash = obs.content_hash
+                row = db.execute(
+                    "SELECT id FROM observations WHERE (user = ? AND source = ? AND external_id = ?)"
+                    " OR content_hash = ? LIMIT 1",
+                    (obs.user, obs.source, obs.external_id, chash),
+                ).fetchone()
+                if row is not None:
+                    results.append(IngestResult("duplicate", int(row[0])))
+                    continue
+                db.execute(
+                    "INSERT INTO observations (source, external_id, user, device, ts, ts_epoch,"
+                    " text, meta, visibility, content_hash, ingested_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        obs.source,
+                        obs.external_id,
+                        obs.user,
+                        obs.device,
+                        to_iso(obs.ts),
+                        to_epoch(obs.ts),
+                        obs.text,
+                        json.dumps(obs.meta, ensure_ascii=False, sort_keys=True),
+                        json.dumps(obs.visibility, ensure_ascii=False),
+                        chash,
+                        now,
+                    ),
+                )
+                oid = db.last_insert_rowid()
+                db.execute("INSERT INTO inbox VALUES (?, ?)", (oid, now))
+                results.append(IngestResult("accepted", oid))
+        return results
+
+    def pending(self) -> list[int]:
+        """Observation ids acknowledged but not yet processed, oldest first."""
+        with self.reading() as db:
+            return [r[0] for r in db.execute("SELECT observation_id FROM inbox ORDER BY 1")]
+
+    def load_observations(self, ids: Sequence[int]) -> list[StoredObservation]:
+        """Observations by id, in the order given (missing ids are skipped)."""
+        rows: dict[int, Row] = {}
+        with self.reading() as db:
+            for chunk in _chunks(ids, 500):
+                marks = ",".join("?" * len(chunk))
+                for row in db.execute(
+                    "SELECT id, source, external_id, user, device, ts, text, meta, visibility"
+                    f" FROM observations WHERE id IN ({marks})",
+                    tuple(chunk),
+                ):
+                    rows[row[0]] = row
+        out = []
+        for oid in ids:
+            if oid not in rows:
+                continue
+            _, source, ext, user, device, ts, text, meta, vis = rows[oid]
+            visibility = json.loads(vis)
+            obs = Observation(
+                source=source,
+                external_id=ext,
+                user=user,
+                device=device,
+                ts=ts,
+                text=text,
+                meta=json.loads(meta),
+                visibility=tuple(visibility) if isinstance(visibility, list) else visibility,
+            )
+            out.append(StoredObservation(oid, obs))
+        return out
+
+    # -- events ---------------------------------------------------------------
+
+    def commit_batch(
+        self, events: Sequence[NewEvent], done: Sequence[int], dead: dict[int, str]
+    ) -> list[int]:
+        """Commit a processed batch in one transaction; returns the new event ids."""
+        ids: list[int] = []
+        now = time.time()
+        with self.atomic() as db:
+            for ev in events:
+                db.execute(
+                    "INSERT INTO events (user, source, ts, ts_epoch, event_start, event_end, text,"
+                    " actors, place, entities, audience, embedding)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        ev.user,
+                        ev.source,
+                        ev.ts,
+                        ev.ts_epoch,
+                        ev.event_start,
+                        ev.event_end,
+                        ev.text,
+                        json.dumps(list(ev.actors), ensure_ascii=False),
+                        ev.place,
+                        json.dumps(list(ev.entities), ensure_ascii=False),
+                        _audience_json(ev.audience),
+                        np.asarray(ev.embedding, dtype=np.float32).tobytes(),
+                    ),
+                )
+                eid = db.last_insert_rowid()
+                ids.append(eid)
+                db.executemany(
+                    "INSERT INTO event_sources VALUES (?, ?)",
+                    [(eid, oid) for oid in ev.observation_ids],
+                )
+            for oid, error in dead.items():
+                db.execute(
+                    "INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?)", (oid, error, now)
+                )
+            db.executemany("DELETE FROM inbox WHERE observation_id = ?", [(o,) for o in done])
+        return ids
+
+    def max_event_id(self) -> int:
+        """The highest event id ever assigned (0 when none)."""
+        with self.reading() as db:
+            row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return int(row[0]) if row else 0
+
+    def index_rows(self, after: int = 0, batch: int = 2000) -> Iterator[list[IndexRow]]:
+        """Events with id > ``after`` for a derived index, in id order, in batches."""
+        last = after
+        while True:
+            with self.reading() as db:
+                rows = db.execute(
+                    "SELECT id, text, audience, ts_epoch, embedding FROM events"
+                    " WHERE id > ? ORDER BY id LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            yield [
+                IndexRow(r[0], r[1], _audience_load(r[2]), r[3], np.frombuffer(r[4], np.float32))
+                for r in rows
+            ]
+            last = rows[-1][0]
+
+    def get_events(self, ids: Sequence[int]) -> dict[int, AtomicEvent]:
+        """Events with their provenance, keyed by id (missing ids are absent)."""
+        out: dict[int, AtomicEvent] = {}
+        with self.reading() as db:
+            for chunk in _chunks(ids, 500):
+                marks = ",".join("?" * len(chunk))
+                prov: dict[int, list[Provenance]] = {}
+                for r in db.execute(
+                    "SELECT es.event_id, o.id, o.source, o.external_id, o.user, o.device, o.ts"
+                    " FROM event_sources es JOIN observations o ON o.id = es.observation_id"
+                    f" WHERE es.event_id IN ({marks}) ORDER BY o.ts_epoch, o.id",
+                    tuple(chunk),
+                ):
+                    prov.setdefault(r[0], []).append(Provenance(*r[1:]))
+                for r in db.execute(
+                    "SELECT id, user, source, text, ts, event_start, event_end, actors, place,"
+                    f" entities, audience FROM events WHERE id IN ({marks})",
+                    tuple(chunk),
+                ):
+                    out[r[0]] = AtomicEvent(
+                        id=r[0],
+                        user=r[1],
+                        source=r[2],
+                        text=r[3],
+                        ts=r[4],
+                        event_start=r[5],
+                        event_end=r[6],
+                        actors=tuple(json.loads(r[7])),
+                        place=r[8],
+                        entities=tuple(json.loads(r[9])),
+                        audience=_audience_load(r[10]),
+                        provenance=tuple(prov.get(r[0], ())),
+                    )
+        return out
+
+    def events_of_observation(self, observation_id: int) -> list[int]:
+        """Ids of the events derived from one observation."""
+        with self.reading() as db:
+            return [
+                r[0]
+                for r in db.execute(
+                    "SELECT event_id FROM event_sources WHERE observation_id = ? ORDER BY 1",
+                    (observation_id,),
+                )
+            ]
+
+    def dead_letters(self) -> list[tuple[int, str]]:
+        """Observations whose processing failed, with the error."""
+        with self.reading() as db:
+            return [(r[0], r[1]) for r in db.execute("SELECT observation_id, error FROM dead_letters")]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables."""
+        tables = ("observations", "inbox", "dead_letters", "events", "fused_memories", "edges")
+        with self.reading() as db:
+            return {t: int(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
+
+
+def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,53 @@
+"""Timestamps: parsing, the canonical ISO form and the numeric form stored for ordering.
+
+Naive timestamps are wall-clock times of the person whose phone recorded them
+(LifeBench and most phone exports have no offset); they are kept naive and, for
+ordering only, read as if they were UTC so that naive and aware values sort together.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+MIN_YEAR = 1900
+MAX_YEAR = 2200
+
+
+def parse_ts(value: object) -> datetime:
+    """Parse an ISO-8601 string, a datetime or epoch seconds; raise ValueError if impossible."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, bool):
+        raise ValueError("a boolean is not a timestamp")
+    elif isinstance(value, int | float):
+        try:
+            dt = datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"epoch seconds out of range: {value!r}") from exc
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ValueError("empty timestamp")
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"not an ISO-8601 timestamp: {value!r}") from exc
+    else:
+        raise ValueError(f"unsupported timestamp type {type(value).__name__}")
+    if not MIN_YEAR <= dt.year <= MAX_YEAR:
+        raise ValueError(f"year {dt.year} outside {MIN_YEAR}..{MAX_YEAR}")
+    return dt
+
+
+def to_epoch(dt: datetime) -> float:
+    """Seconds since the epoch; a naive datetime is read as UTC (ordering only)."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def to_iso(dt: datetime) -> str:
+    """The canonical text form stored in SQLite and written to JSONL."""
+    return dt.isoformat(timespec="seconds") if dt.microsecond == 0 else dt.isoformat()
