@@ -1,1 +1,66 @@
-"""memfuse_lite."""
+"""memfuse_lite: an embedded, offline memory engine for personal agents.
+
+Observations from many apps, devices and people go in (``MemFuse.ingest``); searches
+come back with evidence that traces to the exact source records.
+"""
+
+from .config import IndexConfig, IngestConfig, MemFuseConfig, RetrievalConfig
+from .embed import Embedder, EmbedderInfo, OnnxEmbedder
+from .errors import (
+    IndexMismatch,
+    InvalidObservation,
+    InvalidQuery,
+    LLMError,
+    MemFuseError,
+    MemoryClosed,
+    ModelChecksumError,
+    ModelError,
+    ModelNotPrepared,
+    NotFound,
+    StoreCorrupt,
+    StoreError,
+)
+from .memory import MemFuse
+from .records import (
+    AtomicEvent,
+    Edge,
+    FusedMemory,
+    Hit,
+    IngestResult,
+    Observation,
+    Provenance,
+    SearchResult,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AtomicEvent",
+    "Edge",
+    "Embedder",
+    "EmbedderInfo",
+    "FusedMemory",
+    "Hit",
+    "IndexConfig",
+    "IndexMismatch",
+    "IngestConfig",
+    "IngestResult",
+    "InvalidObservation",
+    "InvalidQuery",
+    "LLMError",
+    "MemFuse",
+    "MemFuseConfig",
+    "MemFuseError",
+    "MemoryClosed",
+    "ModelChecksumError",
+    "ModelError",
+    "ModelNotPrepared",
+    "NotFound",
+    "Observation",
+    "OnnxEmbedder",
+    "Provenance",
+    "RetrievalConfig",
+    "SearchResult",
+    "StoreCorrupt",
+    "StoreError",
+]

@@ -1,0 +1,155 @@
+"""Sparse index: tantivy BM25 over pre-tokenised text (jieba + lowercase words).
+
+The ``text`` field uses tantivy's whitespace analyser over tokens made by
+:func:`tokenize`; queries are built as term queries (never parsed), so no user text can
+be read as query syntax. Visibility is a filter clause on the ``aud`` field.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import tantivy
+
+from ..store.sqlite import IndexRow
+from .base import DerivedIndex, log, read_sidecar, write_sidecar
+from .tokenize import tokenize
+
+FORMAT = 1
+HOUSEHOLD = "*"
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_integer_field("event_id", stored=True, indexed=True, fast=True)
+    sb.add_text_field("text", stored=False, tokenizer_name="whitespace")
+    sb.add_text_field("aud", stored=False, tokenizer_name="raw")
+    sb.add_float_field("ts", stored=False, indexed=True, fast=True)
+    return sb.build()
+
+
+class TantivyIndex(DerivedIndex):
+    """BM25 over event texts, filtered by audience inside the query."""
+
+    name = "sparse"
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = Path(directory) / "sparse"
+        self.sidecar = Path(directory) / "sparse.json"
+        self.schema = _schema()
+        self._lock = threading.Lock()
+        self.watermark = 0
+        meta = read_sidecar(self.sidecar)
+        reason = None
+        if meta is None or meta.get("format") != FORMAT:
+            reason = "no usable sidecar"
+        else:
+            try:
+                self._open(create=False)
+                self.watermark = int(meta["watermark"])
+                return
+            except (ValueError, OSError, KeyError) as exc:
+                reason = f"cannot open: {exc}"
+        if self.dir.exists() or meta is not None:
+            log.warning("sparse index at %s will be rebuilt from SQLite: %s", self.dir, reason)
+            self.rebuilt_reason = reason
+        self._open(create=True)
+
+    def _open(self, *, create: bool) -> None:
+        if create:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.sidecar.unlink(missing_ok=True)
+            self.dir.mkdir(parents=True)
+        elif not self.dir.exists():
+            raise OSError("index directory missing")
+        self.index = tantivy.Index(self.schema, path=str(self.dir), reuse=not create)
+        self.writer = self.index.writer(heap_size=32_000_000, num_threads=1)
+        self.index.reload()
+        # A probe search: a damaged index fails here rather than at the first query.
+        self.index.searcher().search(tantivy.Query.all_query(), 1)
+
+    def reset(self) -> None:
+        """Drop everything."""
+        with self._lock:
+            self.writer.delete_all_documents()
+            self.writer.commit()
+            self.index.reload()
+            self.watermark = 0
+
+    def add(self, rows: Sequence[IndexRow]) -> None:
+        """Add or replace documents and commit."""
+        if not rows:
+            return
+        with self._lock:
+            for r in rows:
+                self.writer.delete_documents_by_term("event_id", r.id)
+                doc = tantivy.Document()
+                doc.add_integer("event_id", r.id)
+                doc.add_text("text", " ".join(tokenize(r.text)))
+                for a in r.audience or (HOUSEHOLD,):
+                    doc.add_text("aud", a)
+                doc.add_float("ts", float(r.ts_epoch))
+                self.writer.add_document(doc)
+            self.writer.commit()
+            self.index.reload()
+            self.watermark = max(self.watermark, max(r.id for r in rows))
+            self._write_sidecar()
+
+    def remove(self, ids: Sequence[int]) -> None:
+        """Delete documents by event id."""
+        with self._lock:
+            for i in ids:
+                self.writer.delete_documents_by_term("event_id", int(i))
+            self.writer.commit()
+            self.index.reload()
+
+    def _write_sidecar(self) -> None:
+        write_sidecar(self.sidecar, {"format": FORMAT, "watermark": self.watermark})
+
+    def __len__(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+    def labels(self) -> set[int]:
+        """Every indexed event id (used to check consistency with the store)."""
+        searcher = self.index.searcher()
+        n = searcher.num_docs
+        if n == 0:
+            return set()
+        res = searcher.search(tantivy.Query.all_query(), n)
+        return {int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits}
+
+    def search(self, text: str, viewer: str, k: int) -> list[tuple[int, float]]:
+        """BM25 top-k events the viewer may see, as (event id, score)."""
+        tokens = list(dict.fromkeys(tokenize(text)))
+        if not tokens or k <= 0:
+            return []
+        terms = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "text", t))
+             for t in tokens]
+        )
+        audience = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(self.schema, "aud", [HOUSEHOLD, viewer]), 0.0
+        )
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience)]
+        )
+        with self._lock:
+            searcher = self.index.searcher()
+            res = searcher.search(query, k)
+            return [(int(searcher.doc(addr)["event_id"][0]), float(score))
+                    for score, addr in res.hits]
+
+    def persist(self) -> None:
+        """Commits happen per batch; only the sidecar needs writing."""
+        with self._lock:
+            self._write_sidecar()
+
+    def close(self) -> None:
+        """Commit and release the writer lock."""
+        with self._lock:
+            self.writer.commit()
+            self.writer.wait_merging_threads()
+            self._write_sidecar()

@@ -1,0 +1,40 @@
+"""Text → BM25 tokens: jieba (search mode) for Chinese, lowercase words for the rest.
+
+tantivy-py cannot call a Python tokenizer, so documents and queries are tokenised
+here and indexed into a whitespace-analysed field.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_lock = threading.Lock()
+_jieba = None
+
+
+def _jieba_module():  # type: ignore[no-untyped-def]
+    global _jieba
+    with _lock:
+        if _jieba is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba = jieba
+    return _jieba
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased word tokens; Chinese runs are cut by jieba in search mode."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    if not _CJK.search(text):
+        return _WORD.findall(text)
+    tokens: list[str] = []
+    for piece in _jieba_module().cut_for_search(text):
+        tokens.extend(_WORD.findall(piece))
+    return tokens

@@ -1,0 +1,268 @@
+"""``MemFuse``: one memory, opened on a directory.
+
+The core is synchronous; the asynchronous edge is ingestion (``ingest``, ``ingest_many``,
+``flush``), whose blocking work runs in a thread off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .config import MemFuseConfig
+from .embed.base import Embedder
+from .errors import IndexMismatch, InvalidObservation, MemoryClosed, NotFound
+from .index.base import DerivedIndex
+from .index.dense import HnswIndex
+from .index.sparse import TantivyIndex
+from .ingest.processor import BatchProcessor
+from .ingest.queue import IngestQueue
+from .records import AtomicEvent, IngestResult, Observation, SearchResult, can_see
+from .retrieve.search import Searcher
+from .store.sqlite import Store
+
+log = logging.getLogger("memfuse_lite")
+
+DB_FILE = "memfuse.db"
+
+
+def load_default_embedder(config: MemFuseConfig) -> Embedder:
+    """The configured embedder: a manifest name or a prepared model directory."""
+    from .embed.onnx import OnnxEmbedder
+    from .prepare.registry import resolve_embedder_dir
+
+    return OnnxEmbedder(resolve_embedder_dir(config.embedder, config.model_dir),
+                        threads=config.threads)
+
+
+class MemFuse:
+    """A multi-source episodic memory stored in one directory.
+
+    >>> async with MemFuse("~/mem") as mem:                       # doctest: +SKIP
+    ...     await mem.ingest(Observation(source="sms", user="ana", ts="2025-01-02T09:00",
+    ...                                  text="Dentist moved to Thursday 4pm"))
+    ...     await mem.flush()
+    ...     mem.search("when is the dentist?", viewer="ana").hits[0].provenance
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        config: MemFuseConfig | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.path = Path(path).expanduser()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config = config if config is not None else MemFuseConfig()
+        self.store = Store(self.path / DB_FILE, durability=self.config.durability)
+        try:
+            self.embedder = embedder if embedder is not None else load_default_embedder(
+                self.config)
+            self._check_model()
+            self._view_lock = threading.RLock()
+            key = self.embedder.info.key()
+            self.dense = HnswIndex(self.path, dims=self.embedder.info.dims, model_key=key,
+                                   cfg=self.config.index)
+            self.sparse = TantivyIndex(self.path)
+            self._catch_up()
+        except BaseException:
+            self.store.close()
+            raise
+        self.processor = BatchProcessor(self.store, self.embedder, self.indexes, self._view_lock)
+        self.searcher = Searcher(self.store, self.embedder, self.dense, self.sparse,
+                                 self.config.retrieval, self._view_lock)
+        self._queue: IngestQueue | None = None
+        self._closed = False
+
+    @property
+    def indexes(self) -> list[DerivedIndex]:
+        """The derived indexes, in update order."""
+        return [self.dense, self.sparse]
+
+    # -- opening ----------------------------------------------------------------
+
+    def _check_model(self) -> None:
+        info = self.embedder.info
+        stored = self.store.meta_get("embedder")
+        current = json.dumps({"model_id": info.model_id, "dims": info.dims,
+                              "pooling": info.pooling, "content_hash": info.content_hash})
+        if stored is None:
+            self.store.meta_set("embedder", current)
+            return
+        if json.loads(stored) != json.loads(current):
+            was = json.loads(stored)
+            raise IndexMismatch(
+                f"{self.path} was built with embedder {was['model_id']} ({was['dims']}-d, "
+                f"{was['content_hash'][:12]}), not {info.model_id} ({info.dims}-d, "
+                f"{info.content_hash[:12]}): open it with the original embedder, or re-embed "
+                f"with `memfuse reembed --db {self.path} --embedder {info.model_id}`"
+            )
+
+    def _catch_up(self) -> None:
+        """Bring every derived index up to the store's last event (rebuild when needed)."""
+        top = self.store.max_event_id()
+        restricted: dict[int, frozenset[str]] = {}
+        live: set[int] = set()
+        for batch in self.store.index_rows(after=0, batch=5000):
+            for row in batch:
+                live.add(row.id)
+                if row.audience is not None:
+                    restricted[row.id] = frozenset(row.audience)
+        self.dense.set_restricted(restricted)
+        for index in self.indexes:
+            if index.watermark > top:
+                log.warning("%s index is ahead of the store; rebuilding it", index.name)
+                index.reset()
+            behind = 0
+            for rows in self.store.index_rows(after=index.watermark):
+                index.add(rows)
+                behind += len(rows)
+            stale = index.labels() - live  # type: ignore[attr-defined]
+            if stale:
+                index.remove(sorted(stale))  # type: ignore[attr-defined]
+            if behind or stale:
+                log.info("%s index caught up %d events, dropped %d", index.name, behind, len(stale))
+                index.persist()
+
+    def rebuild_indexes(self) -> None:
+        """Drop and rebuild every derived index from SQLite."""
+        with self._view_lock:
+            for index in self.indexes:
+                index.reset()
+            self._catch_up()
+
+    # -- ingestion (async edge) -------------------------------------------------------
+
+    async def _ensure_worker(self) -> IngestQueue:
+        if self._closed:
+            raise MemoryClosed("this memory is closed")
+        loop = asyncio.get_running_loop()
+        if self._queue is not None and self._queue.loop is not loop:
+            self._queue = None  # the previous event loop has ended; start afresh on this one
+        if self._queue is None:
+            self._queue = IngestQueue(self.processor.process, self.config.ingest)
+            pending = await asyncio.to_thread(self.store.pending)
+            if pending:
+                log.info("replaying %d unprocessed observations from the inbox", len(pending))
+                await self._queue.put(pending)
+        return self._queue
+
+    async def ingest(self, observation: Observation) -> IngestResult:
+        """Store one observation durably and queue it; returns once it is committed."""
+        return (await self.ingest_many([observation]))[0]
+
+    async def ingest_many(self, observations: Iterable[Observation]) -> list[IngestResult]:
+        """Store observations durably in one transaction and queue them for processing."""
+        items = list(observations)
+        for item in items:
+            if not isinstance(item, Observation):
+                raise InvalidObservation("observation", f"expected Observation, got "
+                                         f"{type(item).__name__}")
+        queue = await self._ensure_worker()
+        results = await asyncio.to_thread(self.store.insert_observations, items)
+        await queue.put([r.observation_id for r in results if r.status == "accepted"])
+        return results
+
+    async def flush(self) -> None:
+        """Return when every acknowledged observation is searchable."""
+        queue = await self._ensure_worker()
+        await queue.join()
+
+    # -- reading (sync core) -----------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        viewer: str,
+        k: int | None = None,
+        now: datetime | None = None,
+        pipeline: str | None = None,
+    ) -> SearchResult:
+        """Top-k events the viewer may see, with provenance (pipelines: dense, bm25, hybrid)."""
+        self._check_open()
+        return self.searcher.search(query, viewer=viewer, k=k, now=now, pipeline=pipeline)
+
+    def get_event(self, event_id: int, *, viewer: str | None = None) -> AtomicEvent:
+        """One event with its source trail; ``viewer`` hides what they may not see."""
+        self._check_open()
+        event = self.store.get_events([event_id]).get(event_id)
+        if event is None or (viewer is not None and not can_see(viewer, event.audience)):
+            raise NotFound(f"no event {event_id}" + (f" visible to {viewer}" if viewer else ""))
+        return event
+
+    def events_of_observation(self, observation_id: int) -> list[int]:
+        """Event ids derived from one observation."""
+        return self.store.events_of_observation(observation_id)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, models and index state."""
+        self._check_open()
+        counts = self.store.counts()
+        return {
+            "path": str(self.path),
+            "schema_version": self.store.schema_version(),
+            **counts,
+            "embedder": self.embedder.info.model_id,
+            "dims": self.embedder.info.dims,
+            "dense_index": {"size": len(self.dense), "watermark": self.dense.watermark},
+            "sparse_index": {"size": len(self.sparse), "watermark": self.sparse.watermark},
+        }
+
+    def dead_letters(self) -> Sequence[tuple[int, str]]:
+        """Observations that failed processing, with their error."""
+        return self.store.dead_letters()
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MemoryClosed("this memory is closed")
+
+    def close(self) -> None:
+        """Persist the indexes and close the store (queued work stays in the inbox)."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._view_lock:
+            for index in self.indexes:
+                index.close()
+            self.store.close()
+
+    async def aclose(self) -> None:
+        """Drain the ingestion queue, stop the worker, then close."""
+        if self._closed:
+            return
+        if self._queue is not None and self._queue.loop is asyncio.get_running_loop():
+            try:
+                await self._queue.join()
+            finally:
+                await self._queue.close()
+        self._queue = None
+        self.close()
+
+    def __enter__(self) -> MemFuse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MemFuse:
+        await self._ensure_worker()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
