@@ -129,7 +129,12 @@ class MemFuse:
             if stale:
                 index.remove(sorted(stale))  # type: ignore[attr-defined]
             if behind or stale:
-                log.info("%s index caught up %d events, dropped %d", index.name, behind, len(stale))
+                if index.rebuilt_reason:
+                    log.warning("rebuilt the %s index from SQLite (%d events): %s", index.name,
+                                behind, index.rebuilt_reason)
+                else:
+                    log.info("%s index caught up %d events, dropped %d", index.name, behind,
+                             len(stale))
                 index.persist()
 
     def rebuild_indexes(self) -> None:
@@ -266,3 +271,50 @@ class MemFuse:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def reembed(
+    path: str | Path,
+    *,
+    config: MemFuseConfig | None = None,
+    embedder: Embedder | None = None,
+    batch: int = 256,
+) -> int:
+    """Recompute every event's embedding with a new model; returns events re-embedded.
+
+    The dense index is rebuilt from the new vectors the next time the memory opens.
+    """
+    import numpy as np
+
+    config = config if config is not None else MemFuseConfig()
+    embedder = embedder if embedder is not None else load_default_embedder(config)
+    root = Path(path).expanduser()
+    store = Store(root / DB_FILE, durability=config.durability)
+    done = 0
+    try:
+        last = 0
+        while True:
+            with store.reading() as db:
+                rows = db.execute(
+                    "SELECT id, text FROM events WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+                ).fetchall()
+            if not rows:
+                break
+            vectors = embedder.embed([r[1] for r in rows])
+            with store.atomic() as db:
+                db.executemany(
+                    "UPDATE events SET embedding = ? WHERE id = ?",
+                    [(np.asarray(v, np.float32).tobytes(), r[0])
+                     for r, v in zip(rows, vectors, strict=True)],
+                )
+            done += len(rows)
+            last = rows[-1][0]
+        info = embedder.info
+        store.meta_set("embedder", json.dumps({"model_id": info.model_id, "dims": info.dims,
+                                                "pooling": info.pooling,
+                                                "content_hash": info.content_hash}))
+    finally:
+        store.close()
+    for name in ("dense.hnsw", "dense.json"):
+        (root / name).unlink(missing_ok=True)
+    return done

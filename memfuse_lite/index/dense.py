@@ -78,7 +78,7 @@ class HnswIndex(DerivedIndex):
                 reason = f"load failed: {exc}"
         if self.path.exists() or meta is not None:
             log.warning("dense index at %s will be rebuilt from SQLite: %s", self.path, reason)
-            self.rebuilt_reason = reason
+        self.rebuilt_reason = reason
         self.index = self._new()
         self.watermark = 0
 

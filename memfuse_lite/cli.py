@@ -1,0 +1,293 @@
+"""The ``memfuse`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import MemFuseConfig, default_model_dir
+from .errors import MemFuseError, NotFound
+from .memory import MemFuse, reembed
+
+PIPELINE_CHOICES = ("dense", "bm25", "hybrid")
+
+
+def _config(args: argparse.Namespace) -> MemFuseConfig:
+    return MemFuseConfig(embedder=args.embedder, model_dir=Path(args.model_dir),
+                         threads=args.threads)
+
+
+def _open(args: argparse.Namespace) -> MemFuse:
+    return MemFuse(args.db, config=_config(args))
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False))
+
+
+# -- ingest -------------------------------------------------------------------------
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Ingest observation JSONL files; prints ingested / duplicate / rejected."""
+    from tqdm import tqdm
+
+    from .jsonl import LineError, read_observations
+
+    async def run() -> dict[str, Any]:
+        summary: dict[str, Any] = {"ingested": 0, "duplicate": 0, "rejected": 0, "reasons": []}
+        async with _open(args) as mem:
+            for path in args.files:
+                batch = []
+                lines = tqdm(read_observations(Path(path)), desc=Path(path).name, unit=" obs",
+                             disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
+                for item in lines:
+                    if isinstance(item, LineError):
+                        summary["rejected"] += 1
+                        summary["reasons"].append(f"{item.path}:{item.line}: {item.reason}")
+                        continue
+                    batch.append(item)
+                    if len(batch) >= 256:
+                        _count(summary, await mem.ingest_many(batch))
+                        batch = []
+                if batch:
+                    _count(summary, await mem.ingest_many(batch))
+            await mem.flush()
+            summary["dead_letters"] = len(mem.dead_letters())
+        return summary
+
+    summary = asyncio.run(run())
+    if args.json:
+        _print_json(summary)
+    else:
+        print(f"ingested {summary['ingested']}, duplicate {summary['duplicate']}, "
+              f"rejected {summary['rejected']}, dead-lettered {summary['dead_letters']}")
+        for reason in summary["reasons"][:50]:
+            print(f"  rejected {reason}")
+        if len(summary["reasons"]) > 50:
+            print(f"  … and {len(summary['reasons']) - 50} more")
+    return 0
+
+
+def _count(summary: dict[str, Any], results: Sequence[Any]) -> None:
+    for r in results:
+        summary["ingested" if r.status == "accepted" else "duplicate"] += 1
+
+
+# -- search -------------------------------------------------------------------------
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """One query, or every query of a JSONL file (one JSON line each)."""
+    from .jsonl import read_queries, result_line
+    from .timeutil import parse_ts
+
+    with _open(args) as mem:
+        if args.queries:
+            for q in read_queries(Path(args.queries)):
+                res = mem.search(q.text, viewer=q.viewer, k=args.k, now=q.now,
+                                 pipeline=args.pipeline)
+                _print_json(result_line(q.id, res))
+            return 0
+        if not args.query or not args.viewer:
+            raise SystemExit("memfuse search: give a query and --viewer, or --queries FILE")
+        now = parse_ts(args.now) if args.now else None
+        res = mem.search(args.query, viewer=args.viewer, k=args.k, now=now,
+                         pipeline=args.pipeline)
+        if args.json:
+            _print_json(result_line("q", res))
+            return 0
+        print(f"{len(res.hits)} hits ({res.pipeline}, {res.latency_ms:.1f} ms)")
+        for rank, hit in enumerate(res.hits, start=1):
+            print(f"{rank:>3}. [{hit.event_id}] {hit.score:.4f}  {hit.text[:160]}")
+            for p in hit.provenance:
+                print(f"       ← {p.source} #{p.external_id} · {p.user} · {p.device or '-'} "
+                      f"· {p.ts}")
+    return 0
+
+
+# -- show / stats -------------------------------------------------------------------
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """An event with its source trail (``ID`` or ``event:ID``; ``obs:ID`` for observations)."""
+    kind, _, raw = args.id.rpartition(":")
+    try:
+        ident = int(raw)
+    except ValueError:
+        raise SystemExit(f"memfuse show: {args.id!r} is not an id") from None
+    with _open(args) as mem:
+        ids = mem.events_of_observation(ident) if kind in ("obs", "observation") else [ident]
+        if not ids:
+            raise NotFound(f"no events for {args.id}")
+        events = [mem.get_event(i, viewer=args.viewer) for i in ids]
+    for ev in events:
+        if args.json:
+            _print_json({"event_id": ev.id, "text": ev.text, "user": ev.user, "source": ev.source,
+                         "ts": ev.ts, "visibility": list(ev.audience) if ev.audience else
+                         "household", "provenance": [p.to_json() for p in ev.provenance]})
+            continue
+        print(f"event {ev.id}: {ev.text}")
+        print(f"  user {ev.user} · source {ev.source} · observed {ev.ts} · visible to "
+              f"{', '.join(ev.audience) if ev.audience else 'household'}")
+        for p in ev.provenance:
+            print(f"  ← observation {p.observation_id}: {p.source} #{p.external_id} · {p.user} · "
+                  f"{p.device or '-'} · {p.ts}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Counts and index state."""
+    with _open(args) as mem:
+        stats = mem.stats()
+    if args.json:
+        _print_json(stats)
+    else:
+        for key, value in stats.items():
+            print(f"{key:>16}: {value}")
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    """Re-embed every event with the configured embedder."""
+    n = reembed(args.db, config=_config(args))
+    print(f"re-embedded {n} events with {args.embedder}; the dense index rebuilds on next open")
+    return 0
+
+
+# -- demo -----------------------------------------------------------------------------
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Ingest a small household concurrently and answer a few questions with evidence."""
+    from .demo import run_demo
+    from .prepare.registry import DEFAULT_EMBEDDER, is_prepared, prepare
+
+    config = _config(args)
+    if config.embedder == DEFAULT_EMBEDDER and not is_prepared(DEFAULT_EMBEDDER, config.model_dir):
+        print(f"preparing {DEFAULT_EMBEDDER} (first run only)…", file=sys.stderr)
+        prepare(DEFAULT_EMBEDDER, config.model_dir,
+                progress=lambda m: print(f"  {m}", file=sys.stderr))
+
+    async def run(db: str) -> None:
+        async with MemFuse(db, config=config) as mem:
+            await run_demo(mem)
+
+    if args.db:
+        asyncio.run(run(args.db))
+    else:
+        with tempfile.TemporaryDirectory(prefix="memfuse-demo-") as tmp:
+            asyncio.run(run(tmp))
+    return 0
+
+
+# -- models ---------------------------------------------------------------------------
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """List, prepare or export models."""
+    from .prepare.registry import DEFAULT_EMBEDDER, DEFAULT_LLM, list_models, prepare
+
+    model_dir = Path(args.model_dir)
+    if args.models_cmd == "list":
+        for row in list_models(model_dir):
+            mark = "prepared" if row.prepared else "missing "
+            print(f"{row.name:<22} {row.kind:<9} {mark} {row.path}")
+            print(f"{'':<22} {row.description}")
+        return 0
+    if args.models_cmd == "prepare":
+        names = args.names or [DEFAULT_EMBEDDER, DEFAULT_LLM]
+        if args.all:
+            names = [r.name for r in list_models(model_dir)]
+        for name in names:
+            prepare(name, model_dir, force=args.force, progress=lambda m: print(m, flush=True))
+        return 0
+    if args.models_cmd == "export-bge-m3":
+        from .prepare.bge_m3 import export_bge_m3
+
+        dest = export_bge_m3(Path(args.source), model_dir / args.name, name=args.name,
+                             progress=lambda m: print(m, flush=True))
+        print(f"ready: open a memory with --embedder {dest}")
+        return 0
+    raise SystemExit("memfuse models: choose list, prepare or export-bge-m3")
+
+
+# -- parser ---------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used by the docs test)."""
+    parser = argparse.ArgumentParser(prog="memfuse", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--model-dir", default=str(default_model_dir()),
+                        help="prepared models (default: $MEMFUSE_MODEL_DIR or the user cache)")
+    common.add_argument("--embedder", default="e5-small-int8",
+                        help="manifest name or prepared model directory")
+    common.add_argument("--threads", type=int, default=1, help="threads per model (default 1)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", parents=[common], help="ingest observation JSONL files")
+    p.add_argument("--db", required=True)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("search", parents=[common], help="search the memory")
+    p.add_argument("--db", required=True)
+    p.add_argument("--viewer")
+    p.add_argument("--k", type=int, default=20)
+    p.add_argument("--now")
+    p.add_argument("--pipeline", choices=PIPELINE_CHOICES, default="hybrid")
+    p.add_argument("--queries", help="JSONL of {id, text, viewer, now}")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("query", nargs="?")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("show", parents=[common], help="an event with its source trail")
+    p.add_argument("--db", required=True)
+    p.add_argument("--viewer", help="show only what this user may see")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("id", help="event id (or obs:ID for an observation's events)")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("stats", parents=[common], help="counts and index state")
+    p.add_argument("--db", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("reembed", parents=[common], help="re-embed with another embedder")
+    p.add_argument("--db", required=True)
+    p.set_defaults(func=cmd_reembed)
+
+    p = sub.add_parser("demo", parents=[common], help="run the built-in household demo")
+    p.add_argument("--db", help="keep the demo memory here (default: a temporary directory)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("models", parents=[common], help="list, prepare or export models")
+    msub = p.add_subparsers(dest="models_cmd", required=True)
+    msub.add_parser("list", parents=[common], help="what is prepared and where")
+    pp = msub.add_parser("prepare", parents=[common], help="fetch, convert and verify models")
+    pp.add_argument("names", nargs="*", help="default: e5-small-int8 and smollm2-135m")
+    pp.add_argument("--all", action="store_true", help="every model in the manifest")
+    pp.add_argument("--force", action="store_true", help="prepare again even if present")
+    pe = msub.add_parser("export-bge-m3", parents=[common],
+                         help="export a local BGE-M3 checkout (or ONNX dir) to int8 ONNX")
+    pe.add_argument("--from", dest="source", required=True)
+    pe.add_argument("--name", default="bge-m3-int8")
+    p.set_defaults(func=cmd_models)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``memfuse`` script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except MemFuseError as exc:
+        print(f"memfuse: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

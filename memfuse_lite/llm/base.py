@@ -1,0 +1,123 @@
+"""The LLM interface, with token accounting shared by every backend."""
+
+from __future__ import annotations
+
+import json
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import LLMError
+
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one or more calls."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens,
+                     self.completion_tokens + other.completion_tokens, self.calls + other.calls)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One completion: its text, its usage and the seconds it took."""
+
+    text: str
+    usage: Usage
+    seconds: float
+
+
+class TokenMeter:
+    """Sums usage per operation (``extract``, ``fuse``, ``plan``, ``answer`` …)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_op: dict[str, Usage] = {}
+
+    def add(self, operation: str, usage: Usage) -> None:
+        """Count one call's usage under ``operation``."""
+        with self._lock:
+            self._by_op[operation] = self._by_op.get(operation, Usage()) + usage
+
+    def snapshot(self) -> dict[str, Usage]:
+        """Usage per operation so far."""
+        with self._lock:
+            return dict(self._by_op)
+
+    def total(self) -> Usage:
+        """Usage over all operations."""
+        total = Usage()
+        for usage in self.snapshot().values():
+            total = total + usage
+        return total
+
+
+class LLM(ABC):
+    """A chat model; backends implement :meth:`complete`."""
+
+    model_id: str
+    n_ctx: int
+
+    def __init__(self) -> None:
+        self.meter = TokenMeter()
+
+    @abstractmethod
+    def _complete(
+        self, messages: Sequence[Message], *, max_tokens: int, schema: Mapping[str, Any] | None,
+        temperature: float,
+    ) -> Completion:
+        """Run one chat completion (constrained to ``schema`` when given)."""
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int = 256,
+        schema: Mapping[str, Any] | None = None,
+        temperature: float = 0.0,
+        operation: str = "chat",
+    ) -> Completion:
+        """One chat completion, counted under ``operation``."""
+        result = self._complete(messages, max_tokens=max_tokens, schema=schema,
+                                temperature=temperature)
+        self.meter.add(operation, result.usage)
+        return result
+
+    def complete_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        *,
+        max_tokens: int = 256,
+        operation: str = "chat",
+    ) -> tuple[dict[str, Any], Completion]:
+        """A schema-constrained completion parsed as a JSON object."""
+        result = self.complete(messages, max_tokens=max_tokens, schema=schema,
+                               operation=operation)
+        try:
+            value = json.loads(result.text)
+        except ValueError as exc:
+            raise LLMError(f"the model returned invalid JSON: {result.text[:200]!r}") from exc
+        if not isinstance(value, dict):
+            raise LLMError(f"expected a JSON object, got {type(value).__name__}")
+        missing = [k for k in schema.get("required", []) if k not in value]
+        if missing:
+            raise LLMError(f"the model's JSON lacks required keys {missing}")
+        return value, result
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the model (optional)."""

@@ -1,0 +1,84 @@
+"""llama-cpp-python backend: a GGUF model on the CPU.
+
+One ``Llama`` per model, guarded by a lock (it is not thread-safe). Consecutive calls
+that share a prompt prefix (the same system prompt, say) reuse the evaluated KV cache:
+llama.cpp matches the longest common token prefix with what it last evaluated.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import LLMError, ModelError
+from .base import LLM, Completion, Message, Usage
+
+
+class LlamaCppLLM(LLM):
+    """Chat completions from a local GGUF through llama.cpp."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        n_ctx: int = 4096,
+        threads: int = 1,
+        seed: int = 0,
+        model_id: str | None = None,
+    ) -> None:
+        super().__init__()
+        from llama_cpp import Llama
+
+        self.path = Path(path)
+        self.model_id = model_id or self.path.stem
+        self.n_ctx = n_ctx
+        self._lock = threading.Lock()
+        try:
+            self._llm = Llama(
+                model_path=str(self.path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=seed,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"cannot load GGUF {self.path}: {exc}") from exc
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's vocabulary."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _complete(
+        self, messages: Sequence[Message], *, max_tokens: int, schema: Mapping[str, Any] | None,
+        temperature: float,
+    ) -> Completion:
+        if max_tokens <= 0 or max_tokens >= self.n_ctx:
+            raise LLMError(f"max_tokens must be in 1..{self.n_ctx - 1}")
+        fmt = {"type": "json_object", "schema": dict(schema)} if schema is not None else None
+        t0 = time.perf_counter()
+        with self._lock:
+            try:
+                out: Any = self._llm.create_chat_completion(
+                    messages=[dict(m) for m in messages],
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    response_format=fmt,
+                )
+            except ValueError as exc:  # e.g. the prompt does not fit n_ctx
+                raise LLMError(f"{self.model_id}: {exc}") from exc
+        usage = out.get("usage") or {}
+        return Completion(
+            text=out["choices"][0]["message"]["content"] or "",
+            usage=Usage(int(usage.get("prompt_tokens", 0)),
+                        int(usage.get("completion_tokens", 0)), 1),
+            seconds=time.perf_counter() - t0,
+        )
+
+    def close(self) -> None:
+        """Free the model."""
+        with self._lock:
+            self._llm.close()

@@ -1,0 +1,139 @@
+"""Durable asynchronous ingestion: concurrency, flush, duplicates, dead letters, replay."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import MemFuse, MemFuseConfig
+from memfuse_lite.config import IngestConfig
+
+from .conftest import FakeEmbedder, obs
+
+
+def test_concurrent_producers_lose_and_duplicate_nothing(open_memory) -> None:
+    mem = open_memory()
+    apps = ["sms", "chat", "calendar", "call", "photo", "email"]
+
+    async def producer(app: str) -> list[str]:
+        statuses = []
+        for i in range(25):
+            r = await mem.ingest(obs(f"{app} record {i} about the dentist", source=app,
+                                     ts=f"2025-03-04T10:{i:02d}", ext=f"{app}-{i}"))
+            statuses.append(r.status)
+        return statuses
+
+    async def run() -> list[list[str]]:
+        out = await asyncio.gather(*(producer(a) for a in apps))
+        await mem.flush()
+        return out
+
+    statuses = asyncio.run(run())
+    assert all(s == "accepted" for group in statuses for s in group)
+    stats = mem.stats()
+    assert stats["observations"] == stats["events"] == 150
+    assert stats["inbox"] == 0
+    assert stats["dense_index"]["size"] == stats["sparse_index"]["size"] == 150
+
+
+def test_flush_makes_everything_searchable_and_duplicates_are_reported(open_memory) -> None:
+    mem = open_memory()
+
+    async def run():
+        first = await mem.ingest_many([obs("Dentist Wed 15:00", source="calendar", ext="k1"),
+                                       obs("dentist moved to Thursday", ext="c1")])
+        again = await mem.ingest_many([obs("Dentist Wed 15:00", source="calendar", ext="k1"),
+                                       obs("dentist moved to Thursday", ext="c1-copy",
+                                           device="laptop")])
+        await mem.flush()
+        return first, again
+
+    first, again = asyncio.run(run())
+    assert [r.status for r in first] == ["accepted", "accepted"]
+    assert [r.status for r in again] == ["duplicate", "duplicate"]
+    assert [r.observation_id for r in again] == [r.observation_id for r in first]
+    hits = mem.search("dentist", viewer="ana", pipeline="bm25").hits
+    assert len(hits) == 2
+
+
+def test_a_failing_observation_is_dead_lettered_and_does_not_block(tmp_path: Path,
+                                                                    config) -> None:
+    mem = MemFuse(tmp_path / "m", config=config, embedder=FakeEmbedder())
+
+    async def run() -> None:
+        await mem.ingest_many([obs("fine one", ext="1"), obs("poison pill", ext="2"),
+                               obs("fine two", ext="3")])
+        await mem.flush()
+        await mem.ingest(obs("fine again later", ext="4"))
+        await mem.flush()
+
+    asyncio.run(run())
+    dead = mem.dead_letters()
+    assert len(dead) == 1 and "poisoned text" in dead[0][1]
+    stats = mem.stats()
+    assert stats["events"] == 3 and stats["inbox"] == 0
+    assert {h.text for h in mem.search("fine", viewer="ana", pipeline="bm25").hits} == {
+        "fine one", "fine two", "fine again later"}
+    mem.close()
+
+
+def test_unprocessed_inbox_is_replayed_on_open(tmp_path: Path, config) -> None:
+    path = tmp_path / "m"
+    mem = MemFuse(path, config=config, embedder=FakeEmbedder())
+    # Acknowledge without ever running the worker: as if the process died right after.
+    mem.store.insert_observations([obs(f"errand {i}", ext=str(i)) for i in range(5)])
+    mem.close()
+    mem = MemFuse(path, config=config, embedder=FakeEmbedder())
+    assert mem.stats()["inbox"] == 5
+
+    async def run() -> None:
+        await mem.flush()
+
+    asyncio.run(run())
+    assert mem.stats()["events"] == 5 and mem.stats()["inbox"] == 0
+    mem.close()
+
+
+@pytest.mark.parametrize("kill_after", [3, 12, 30])
+def test_sigkill_after_acknowledgement_loses_nothing(tmp_path: Path, model_dir: Path,
+                                                     embedder, kill_after: int) -> None:
+    db = tmp_path / "m"
+    env = {**os.environ, "MEMFUSE_MODEL_DIR": str(model_dir)}
+    child = Path(__file__).with_name("_crash_child.py")
+    proc = subprocess.Popen([sys.executable, str(child), str(db), "0"], stdout=subprocess.PIPE,
+                            text=True, env=env, cwd=Path(__file__).parents[1])
+    acked: list[str] = []
+    deadline = time.monotonic() + 120
+    assert proc.stdout is not None
+    while len(acked) < kill_after and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        acked.append(line.strip())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert len(acked) >= kill_after, "the child never acknowledged enough observations"
+
+    config = MemFuseConfig(model_dir=model_dir, ingest=IngestConfig(batch_latency_s=0.005))
+    mem = MemFuse(db, config=config, embedder=embedder)
+
+    async def run() -> None:
+        await mem.flush()
+
+    asyncio.run(run())
+    with mem.store.reading() as conn:
+        rows = conn.execute("SELECT external_id, count(*) FROM observations GROUP BY 1").fetchall()
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    counts = dict(rows)
+    assert all(counts.get(e) == 1 for e in acked), "an acknowledged observation was lost"
+    assert max(counts.values()) == 1
+    assert events == len(counts)
+    assert mem.dense.labels() == mem.sparse.labels() == set(range(1, events + 1))
+    mem.close()

@@ -1,0 +1,65 @@
+"""The SQLite store: migrations, transactions, duplicates, corruption."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import StoreCorrupt, StoreError
+from memfuse_lite.store import Store
+from memfuse_lite.store.migrations import MIGRATIONS
+
+from .conftest import obs
+
+
+def test_migrations_are_recorded_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db")
+    store.close()
+    store = Store(tmp_path / "db")
+    with store.reading() as db:
+        rows = db.execute("SELECT version FROM schema_migrations").fetchall()
+    assert [r[0] for r in rows] == [m[0] for m in MIGRATIONS]
+    assert store.schema_version() == MIGRATIONS[-1][0]
+    with store.reading() as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+
+
+def test_atomic_nests_as_savepoints_and_rolls_back(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db")
+    with store.atomic() as db:
+        db.execute("INSERT INTO meta VALUES ('outer', '1')")
+        with pytest.raises(RuntimeError), store.atomic() as inner:
+            inner.execute("INSERT INTO meta VALUES ('inner', '1')")
+            raise RuntimeError("undo the inner savepoint only")
+    assert store.meta_get("outer") == "1"
+    assert store.meta_get("inner") is None
+    with pytest.raises(StoreError):
+        with store.atomic() as db:
+            db.execute("INSERT INTO meta VALUES ('x', '1')")
+            db.execute("INSERT INTO meta VALUES ('x', '2')")  # primary key violation
+    assert store.meta_get("x") is None
+    store.close()
+
+
+def test_duplicates_by_key_and_by_content(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db")
+    first = obs("dentist moved to Thursday", ext="a1", device="phone")
+    same_key = obs("edited text, same record id", ext="a1")
+    same_content = obs("dentist moved to Thursday", ext="other-id", device="laptop")
+    results = store.insert_observations([first, same_key, same_content])
+    assert [r.status for r in results] == ["accepted", "duplicate", "duplicate"]
+    assert {r.observation_id for r in results} == {results[0].observation_id}
+    assert store.counts()["observations"] == 1
+    assert store.pending() == [results[0].observation_id]
+    loaded = store.load_observations([results[0].observation_id])[0].observation
+    assert loaded == first
+    store.close()
+
+
+def test_corrupt_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreCorrupt, match="not a readable memfuse_lite database"):
+        Store(path)
