@@ -1,0 +1,67 @@
+"""Shared benchmark helpers: timing statistics, RSS, result files, machine facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def percentiles(values_ms: list[float]) -> dict[str, float]:
+    """p50/p95/p99 and mean of latencies in milliseconds."""
+    arr = np.asarray(values_ms, dtype=np.float64)
+    if arr.size == 0:
+        return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "mean": 0.0}
+    return {
+        "p50": round(float(np.percentile(arr, 50)), 2),
+        "p95": round(float(np.percentile(arr, 95)), 2),
+        "p99": round(float(np.percentile(arr, 99)), 2),
+        "mean": round(float(arr.mean()), 2),
+    }
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def current_rss_mb() -> float:
+    """Current resident set size in MB (Linux)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return round(pages * os.sysconf("SC_PAGE_SIZE") / 1e6, 1)
+    except OSError:
+        return 0.0
+
+
+def machine() -> dict[str, Any]:
+    """What produced the figures."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "date": time.strftime("%Y-%m-%d")}
+
+
+def write_result(name: str, data: dict[str, Any]) -> Path:
+    """Save one benchmark's figures as bench/results/NAME.json."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({"machine": machine(), **data}, indent=2, ensure_ascii=False)
+                    + "\n")
+    print(f"wrote {path}")
+    return path
