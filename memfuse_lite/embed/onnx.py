@@ -31,6 +31,7 @@ class OnnxEmbedder(Embedder):
         threads: int = 1,
         onnx_file: str | None = None,
         max_length: int | None = None,
+        token_budget: int = 512,
         verify: bool = True,
     ) -> None:
         import onnxruntime as ort
@@ -53,6 +54,7 @@ class OnnxEmbedder(Embedder):
         self.query_prefix = card.get("query_prefix", "")
         self.passage_prefix = card.get("passage_prefix", "")
         self.max_length = int(max_length or card.get("max_length", 512))
+        self.token_budget = token_budget
         self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_length)
         self.tokenizer.no_padding()
@@ -60,6 +62,7 @@ class OnnxEmbedder(Embedder):
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.enable_cpu_mem_arena = False  # the arena keeps the largest batch's memory
         try:
             self.session = ort.InferenceSession(
                 str(self.model_dir / onnx_name), opts, providers=["CPUExecutionProvider"]
@@ -75,9 +78,26 @@ class OnnxEmbedder(Embedder):
         )
 
     def embed_batch(self, texts: Sequence[str], role: Role) -> np.ndarray:
-        """Tokenise with the role's prefix, pad to the batch's longest, run, pool."""
+        """Tokenise with the role's prefix, then run in runs of at most ``token_budget``
+        padded tokens: long texts in small runs, short ones in large (padding and
+        activation memory stay bounded; on CPU, batch 32 of 512-token texts is half as
+        fast as batch 4)."""
         prefix = self.query_prefix if role == "query" else self.passage_prefix
         encs = self.tokenizer.encode_batch([prefix + t for t in texts])
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        out = np.zeros((len(encs), self.info.dims), dtype=np.float32)
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and len(encs[order[end]].ids) * (end + 1 - start) <= \
+                    self.token_budget:
+                end += 1
+            idx = order[start:end]
+            out[idx] = self._run([encs[i] for i in idx])
+            start = end
+        return out
+
+    def _run(self, encs: Sequence[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros((len(encs), width), dtype=np.int64)
