@@ -9,6 +9,7 @@ from typing import Literal
 
 __all__ = [
     "Durability",
+    "FusionConfig",
     "IndexConfig",
     "IngestConfig",
     "MemFuseConfig",
@@ -82,6 +83,46 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class FusionConfig:
+    """The Fusion Agent's weights and thresholds.
+
+    A new event is scored against each candidate (the accumulation zone of the last
+    ``zone_size`` processed events plus its ``neighbours`` nearest events in the dense
+    index, within ``window_days``): ``score = sum(weight * feature)``, features in 0..1.
+    Cosine similarity is rescaled from ``[sim_floor, sim_ceil]`` to 0..1, since unrelated
+    texts already have cosines around 0.75 with e5. ``score >= join_threshold`` joins the
+    candidate's fused memory; between ``ambiguous_threshold`` and it, the LLM arbitrates
+    when one is configured (else a new memory starts).
+    """
+
+    enabled: bool = True
+    zone_size: int = 10
+    neighbours: int = 10
+    window_days: float = 3.0
+    max_members: int = 10
+    sim_floor: float = 0.80
+    sim_ceil: float = 0.95
+    w_sim: float = 0.50
+    w_entity: float = 0.30
+    w_actor: float = 0.15
+    w_place: float = 0.05
+    w_complement: float = 0.05
+    join_threshold: float = 0.45
+    ambiguous_threshold: float = 0.35
+    semantic_edge_cos: float = 0.90
+    same_as_cos: float = 0.92
+    order_edge_weight: float = 0.3
+
+    def __post_init__(self) -> None:
+        for name in ("zone_size", "neighbours", "window_days", "max_members"):
+            _positive(name, getattr(self, name))
+        if not 0 <= self.ambiguous_threshold <= self.join_threshold <= 1.5:
+            raise ValueError("need 0 <= ambiguous_threshold <= join_threshold")
+        if not self.sim_floor < self.sim_ceil:
+            raise ValueError("sim_floor must be below sim_ceil")
+
+
+@dataclass(frozen=True, slots=True)
 class MemFuseConfig:
     """Everything a memory needs to know, with defaults that work offline.
 
@@ -98,6 +139,9 @@ class MemFuseConfig:
     ingest: IngestConfig = field(default_factory=IngestConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    fusion_llm: str | None = None
+    """A GGUF name or path: lets the LLM arbitrate ambiguous fusion decisions."""
 
     def __post_init__(self) -> None:
         _positive("threads", self.threads)

@@ -22,9 +22,20 @@ from .errors import IndexMismatch, InvalidObservation, MemoryClosed, NotFound
 from .index.base import DerivedIndex
 from .index.dense import HnswIndex
 from .index.sparse import TantivyIndex
-from .ingest.processor import BatchProcessor
+from .fusion.agent import FusionAgent
+from .fusion.graph import FusionGraph
+from .ingest.processor import BatchProcessor, FusionRuntime
 from .ingest.queue import IngestQueue
-from .records import AtomicEvent, IngestResult, Observation, SearchResult, can_see
+from .fusion.summary import member_rows, template_summary, viewer_rows
+from .records import (
+    AtomicEvent,
+    Edge,
+    FusedMemory,
+    IngestResult,
+    Observation,
+    SearchResult,
+    can_see,
+)
 from .retrieve.search import Searcher
 from .store.sqlite import Store
 
@@ -76,11 +87,31 @@ class MemFuse:
         except BaseException:
             self.store.close()
             raise
-        self.processor = BatchProcessor(self.store, self.embedder, self.indexes, self._view_lock)
+        self.fusion = self._fusion_runtime() if self.config.fusion.enabled else None
+        self.processor = BatchProcessor(self.store, self.embedder, self.indexes, self._view_lock,
+                                        fusion=self.fusion)
         self.searcher = Searcher(self.store, self.embedder, self.dense, self.sparse,
-                                 self.config.retrieval, self._view_lock)
+                                 self.config.retrieval, self._view_lock,
+                                 fused_of=self.fused_of)
         self._queue: IngestQueue | None = None
         self._closed = False
+
+    def _fusion_runtime(self) -> FusionRuntime:
+        arbiter = None
+        if self.config.fusion_llm:
+            from .fusion.arbiter import LLMArbiter
+            from .llm.llamacpp import LlamaCppLLM
+            from .prepare.registry import resolve_llm_file
+
+            self.llm = LlamaCppLLM(resolve_llm_file(self.config.fusion_llm,
+                                                    self.config.model_dir),
+                                   threads=self.config.threads)
+            arbiter = LLMArbiter(self.llm)
+        agent = FusionAgent(self.config.fusion, self.dense.search_all, arbiter)
+        with self.store.reading() as db:
+            agent.load_zone(db)
+            graph = FusionGraph.load(db)
+        return FusionRuntime(agent, graph)
 
     @property
     def indexes(self) -> list[DerivedIndex]:
@@ -204,6 +235,55 @@ class MemFuse:
             raise NotFound(f"no event {event_id}" + (f" visible to {viewer}" if viewer else ""))
         return event
 
+    def get_fused(self, fused_id: int, *, viewer: str) -> FusedMemory:
+        """A fused memory as ``viewer`` may see it (summary built from visible members)."""
+        return self.timeline(fused_id, viewer=viewer)[0]
+
+    def timeline(self, fused_id: int, *, viewer: str
+                 ) -> tuple[FusedMemory, list[AtomicEvent], list[Edge]]:
+        """A fused memory, its visible members in time order and the edges among them."""
+        self._check_open()
+        with self.store.reading() as db:
+            rows = viewer_rows(member_rows(db, fused_id), viewer)
+        if not rows:
+            raise NotFound(f"no fused memory {fused_id} visible to {viewer}")
+        events = self.store.get_events([r[0] for r in rows])
+        members = [events[r[0]] for r in rows if r[0] in events]
+        ids = {e.id for e in members}
+        edges: list[Edge] = []
+        graph = self.fusion.graph if self.fusion is not None else None
+        if graph is not None:
+            seen: set[tuple[str, int, int]] = set()
+            for eid in sorted(ids):
+                for edge in graph.edges_of(eid):
+                    key = (edge.kind, edge.src, edge.dst)
+                    if edge.src in ids and edge.dst in ids and key not in seen:
+                        seen.add(key)
+                        edges.append(edge)
+        summary, start, end = template_summary(rows)
+        participants = sorted({a for e in members for a in e.actors} | {e.user for e in members})
+        fused = FusedMemory(
+            id=fused_id, member_ids=tuple(e.id for e in members), start=start, end=end,
+            participants=tuple(participants), sources=tuple(sorted({e.source for e in members})),
+            users=tuple(sorted({e.user for e in members})), summary=summary,
+            conflicts=tuple(e.reason for e in edges if e.kind == "conflicts_with"))
+        return fused, members, edges
+
+    def edges_of(self, event_id: int, *, viewer: str) -> list[Edge]:
+        """Fusion-graph edges of an event whose other end the viewer may also see."""
+        event = self.get_event(event_id, viewer=viewer)
+        if self.fusion is None:
+            return []
+        edges = self.fusion.graph.edges_of(event.id)
+        others = self.store.get_events([e.dst if e.src == event.id else e.src for e in edges])
+        return [e for e in edges
+                if (o := others.get(e.dst if e.src == event.id else e.src)) is not None
+                and can_see(viewer, o.audience)]
+
+    def fused_of(self, event_id: int) -> int | None:
+        """The fused memory an event belongs to."""
+        return self.fusion.graph.fused_of(event_id) if self.fusion is not None else None
+
     def events_of_observation(self, observation_id: int) -> list[int]:
         """Event ids derived from one observation."""
         return self.store.events_of_observation(observation_id)
@@ -220,6 +300,7 @@ class MemFuse:
             "dims": self.embedder.info.dims,
             "dense_index": {"size": len(self.dense), "watermark": self.dense.watermark},
             "sparse_index": {"size": len(self.sparse), "watermark": self.sparse.watermark},
+            "graph_edges": self.fusion.graph.counts() if self.fusion is not None else {},
         }
 
     def dead_letters(self) -> Sequence[tuple[int, str]]:

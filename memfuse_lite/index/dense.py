@@ -160,6 +160,20 @@ class HnswIndex(DerivedIndex):
                 return self._search_exact(query, viewer, k)
         return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
 
+    def search_all(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The k nearest live events regardless of audience (fusion is household-internal;
+        visibility is applied when fused memories are read)."""
+        with self._lock:
+            k = min(k, len(self))
+            if k <= 0:
+                return []
+            self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
+            try:
+                labels, dists = self.index.knn_query(query.reshape(1, -1), k=k)
+            except RuntimeError:
+                return []
+        return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
+
     def _search_exact(self, query: np.ndarray, viewer: str, k: int) -> list[tuple[int, float]]:
         ids = [i for i in self.index.get_ids_list()
                if i not in self._deleted

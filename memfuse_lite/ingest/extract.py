@@ -1,9 +1,15 @@
-"""Observation → atomic event drafts (the event layer's entry point)."""
+"""Observation → atomic event drafts (the event layer's entry point).
+
+Rule-based and source-aware: structured fields first (a calendar entry's start and end,
+a call's contact, a photo's location), then the text (relative times in English and
+Chinese resolved against the observation's timestamp, roles, names, places, entities).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..fusion.features import actors_of, entities_of, event_time_of, place_of
 from ..store.sqlite import StoredObservation
 from ..timeutil import to_epoch, to_iso
 
@@ -19,11 +25,17 @@ class EventDraft:
     ts_epoch: float
     text: str
     audience: tuple[str, ...] | None
+    event_start: str | None = None
+    event_end: str | None = None
+    actors: tuple[str, ...] = ()
+    place: str | None = None
+    entities: tuple[str, ...] = ()
 
 
 def extract_events(item: StoredObservation) -> list[EventDraft]:
-    """One event per observation, carrying the observation's text and visibility."""
+    """One event per observation, with its event time, actors, place and entities."""
     obs = item.observation
+    span = event_time_of(obs.source, obs.text, obs.meta, obs.ts)
     return [
         EventDraft(
             observation_id=item.id,
@@ -33,5 +45,10 @@ def extract_events(item: StoredObservation) -> list[EventDraft]:
             ts_epoch=to_epoch(obs.ts),
             text=obs.text,
             audience=obs.audience,
+            event_start=to_iso(span[0]) if span else None,
+            event_end=to_iso(span[1]) if span else None,
+            actors=actors_of(obs.text, obs.meta, obs.user),
+            place=place_of(obs.text, obs.meta),
+            entities=entities_of(obs.text),
         )
     ]

@@ -8,9 +8,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import apsw
 import numpy as np
 
 from ..embed.base import Embedder
+from ..fusion.agent import BatchOutcome, FusionAgent
+from ..fusion.graph import FusionGraph
+from ..fusion.model import load_views
 from ..index.base import DerivedIndex
 from ..store.sqlite import IndexRow, NewEvent, Store, StoredObservation
 from .extract import EventDraft, extract_events
@@ -26,10 +30,20 @@ class StageTimes:
     embed: float = 0.0
     commit: float = 0.0
     index: float = 0.0
+    fuse: float = 0.0
     batches: int = 0
     observations: int = 0
     dead: int = 0
     extra: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class FusionRuntime:
+    """The fusion agent and the in-memory graph it keeps up to date."""
+
+    agent: FusionAgent
+    graph: FusionGraph
+    llm_calls: int = 0
 
 
 class BatchProcessor:
@@ -41,7 +55,10 @@ class BatchProcessor:
         embedder: Embedder,
         indexes: Sequence[DerivedIndex],
         view_lock: threading.RLock,
+        fusion: FusionRuntime | None = None,
     ) -> None:
+        self.fusion = fusion
+        self._fuse_seconds = 0.0
         self.store = store
         self.embedder = embedder
         self.indexes = indexes
@@ -50,6 +67,7 @@ class BatchProcessor:
 
     def process(self, observation_ids: Sequence[int]) -> int:
         """Process the still-pending ids among ``observation_ids``; returns events written."""
+        self._fuse_seconds = 0.0
         pending = set(self.store.pending())
         items = self.store.load_observations([i for i in observation_ids if i in pending])
         if not items:
@@ -72,28 +90,52 @@ class BatchProcessor:
                 text=d.text,
                 audience=d.audience,
                 embedding=v,
+                event_start=d.event_start,
+                event_end=d.event_end,
+                actors=d.actors,
+                place=d.place,
+                entities=d.entities,
             )
             for d, v in kept
         ]
         with self.view_lock:
-            ids = self.store.commit_batch(events, done=[i.id for i in items], dead=dead)
             t3 = time.perf_counter()
+            ids, outcome = self.store.commit_batch(
+                events, done=[i.id for i in items], dead=dead,
+                on_events=self._fuse if self.fusion is not None else None)
+            t4 = time.perf_counter()
+            if outcome is not None and self.fusion is not None:
+                self.fusion.agent.commit(outcome)
+                self.fusion.graph.add_members(outcome.members)
+                self.fusion.graph.move_members(outcome.moved)
+                self.fusion.graph.remove_fused(outcome.removed)
+                self.fusion.graph.add_edges(outcome.edges)
+                self.fusion.llm_calls += outcome.llm_calls
             rows = [
                 IndexRow(eid, ev.text, ev.audience, ev.ts_epoch, ev.embedding)
                 for eid, ev in zip(ids, events, strict=True)
             ]
             for index in self.indexes:
                 index.add(rows)
-        t4 = time.perf_counter()
+        t5 = time.perf_counter()
         times = self.times
         times.extract += t1 - t0
         times.embed += t2 - t1
-        times.commit += t3 - t2
-        times.index += t4 - t3
+        times.commit += (t3 - t2) + (t4 - t3) - self._fuse_seconds
+        times.fuse += self._fuse_seconds
+        times.index += t5 - t4
         times.batches += 1
         times.observations += len(items)
         times.dead += len(dead)
         return len(ids)
+
+    def _fuse(self, db: apsw.Connection, ids: list[int]) -> BatchOutcome:
+        assert self.fusion is not None
+        t0 = time.perf_counter()
+        views = load_views(db, ids)
+        outcome = self.fusion.agent.fuse(db, [views[i] for i in ids])
+        self._fuse_seconds = time.perf_counter() - t0
+        return outcome
 
     def _extract(self, items: Sequence[StoredObservation]) -> tuple[list[EventDraft], dict[int, str]]:
         drafts: list[EventDraft] = []

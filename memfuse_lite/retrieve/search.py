@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from ..config import RetrievalConfig
@@ -52,7 +53,9 @@ class Searcher:
         sparse: TantivyIndex,
         cfg: RetrievalConfig,
         view_lock: threading.RLock,
+        fused_of: Callable[[int], int | None] = lambda _eid: None,
     ) -> None:
+        self.fused_of = fused_of
         self.store = store
         self.embedder = embedder
         self.dense = dense
@@ -89,7 +92,8 @@ class Searcher:
             ranked = ranked[:k]
             events = self.store.get_events([i for i, _ in ranked])
         hits = tuple(
-            Hit(event_id=i, score=s, text=events[i].text, provenance=events[i].provenance)
+            Hit(event_id=i, score=s, text=events[i].text, provenance=events[i].provenance,
+                fused_id=self.fused_of(i))
             for i, s in ranked
             if i in events and can_see(viewer, events[i].audience)  # defence in depth
         )

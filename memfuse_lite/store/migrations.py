@@ -91,4 +91,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        2,
+        "fusion: continuation of full fused memories, event lookups by time",
+        """
+        ALTER TABLE fused_memories ADD COLUMN continues INTEGER REFERENCES fused_memories (id);
+        CREATE INDEX events_start ON events (event_start);
+        CREATE INDEX edges_src ON edges (src);
+        """,
+    ),
 ]

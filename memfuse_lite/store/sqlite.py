@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 import numpy as np
@@ -25,6 +25,7 @@ from ..timeutil import to_epoch, to_iso
 from .migrations import MIGRATIONS
 
 Row = tuple[Any, ...]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,10 +246,16 @@ class Store:
     # -- events ---------------------------------------------------------------
 
     def commit_batch(
-        self, events: Sequence[NewEvent], done: Sequence[int], dead: dict[int, str]
-    ) -> list[int]:
-        """Commit a processed batch in one transaction; returns the new event ids."""
+        self,
+        events: Sequence[NewEvent],
+        done: Sequence[int],
+        dead: dict[int, str],
+        on_events: Callable[[apsw.Connection, list[int]], T] | None = None,
+    ) -> tuple[list[int], T | None]:
+        """Commit a processed batch in one transaction; returns the new event ids and what
+        ``on_events`` (run inside the same transaction, after the events) returned."""
         ids: list[int] = []
+        hooked: T | None = None
         now = time.time()
         with self.atomic() as db:
             for ev in events:
@@ -277,12 +284,14 @@ class Store:
                     "INSERT INTO event_sources VALUES (?, ?)",
                     [(eid, oid) for oid in ev.observation_ids],
                 )
+            if on_events is not None:
+                hooked = on_events(db, ids)
             for oid, error in dead.items():
                 db.execute(
                     "INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?)", (oid, error, now)
                 )
             db.executemany("DELETE FROM inbox WHERE observation_id = ?", [(o,) for o in done])
-        return ids
+        return ids, hooked
 
     def max_event_id(self) -> int:
         """The highest event id ever assigned (0 when none)."""

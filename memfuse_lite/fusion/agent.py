@@ -1,0 +1,311 @@
+"""The Fusion Agent: online clustering of atomic events into fused memories, and the
+typed edges of the causal fusion graph.
+
+For each new event, in ingestion order, candidates are the accumulation zone (the last
+``zone_size`` processed events), the events already handled in this batch and the
+event's nearest neighbours in the dense index, all within ``window_days``. Each
+candidate gets a score from embedding similarity, event-time agreement, shared actors,
+entities and place, and source complementarity; the best candidate's fused memory is
+joined when the score clears ``join_threshold`` (an LLM may arbitrate the ambiguous band),
+otherwise a new fused memory starts. Edges follow from the same comparisons.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import apsw
+import numpy as np
+
+from ..config import FusionConfig
+from ..records import Edge
+from .features import cause_clause, entities_of
+from .model import DAY, EventView, last_views, load_views
+from .summary import refresh_summary
+
+log = logging.getLogger("memfuse_lite.fusion")
+
+RECORDED_SOURCES = frozenset({"call", "photo", "payment", "location", "fitness_health"})
+Neighbours = Callable[[np.ndarray, int], list[tuple[int, float]]]
+Arbiter = Callable[[EventView, Sequence[EventView]], bool]
+
+
+def _scheduled(e: EventView) -> bool:
+    """Whether the event time is a reported schedule (not the moment of recording)."""
+    return e.start is not None and e.source not in RECORDED_SOURCES
+
+
+def _day(epoch: float) -> object:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).date()
+
+
+def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
+    """How compatible two events' times are, 0..1; 0 means never join.
+
+    Two reported schedules are compared directly: overlapping 1.0, the same day at another
+    time 0.6 (conflicting reports, or two happenings that day), a day apart only with a
+    rescheduling or cancellation cue. Otherwise a happening may be prepared for or
+    reported at another time (the clinic's call on Tuesday about Thursday's appointment),
+    so the closest of the event and observation times counts.
+    """
+    if _scheduled(a) and _scheduled(b):
+        assert a.start is not None and b.start is not None
+        a0, a1 = a.start, a.end if a.end is not None else a.start
+        b0, b1 = b.start, b.end if b.end is not None else b.start
+        gap = max(b0 - a1, a0 - b1, 0.0)
+        if gap == 0.0:
+            return 1.0
+        if _day(a0) == _day(b0):
+            return 0.8 if (a.reschedule or b.reschedule or a.cancel or b.cancel) else 0.6
+        if gap <= DAY * 1.5 and (a.reschedule or b.reschedule or a.cancel or b.cancel):
+            return 0.8
+        return 0.0
+    times_a = [t for t in (a.ts, a.start) if t is not None]
+    times_b = [t for t in (b.ts, b.start) if t is not None]
+    gap = min(abs(x - y) for x in times_a for y in times_b)
+    if gap <= DAY / 2:
+        return 0.9
+    if gap <= DAY:
+        return 0.7
+    return 0.4 if gap <= cfg.window_days * DAY else 0.0
+
+
+def _overlap(x: frozenset[str], y: frozenset[str]) -> float:
+    if not x or not y:
+        return 0.0
+    return len(x & y) / min(len(x), len(y))
+
+
+def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, float]:
+    """(score, cosine) of event ``a`` against candidate ``b``.
+
+    ``score = content * time_factor + w_complement * complementarity``, where content
+    is the weighted sum of rescaled cosine, shared entities, actors and place (0..1).
+    """
+    cos = float(a.vec @ b.vec)
+    t = time_factor(a, b, cfg)
+    if t <= 0:
+        return 0.0, cos
+    sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
+    place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
+    content = (cfg.w_sim * sim + cfg.w_entity * _overlap(a.entities, b.entities)
+               + cfg.w_actor * _overlap(a.actors, b.actors) + cfg.w_place * place)
+    score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
+    return score, cos
+
+
+@dataclass
+class BatchOutcome:
+    """What one batch's fusion wrote (applied to the in-memory graph after commit)."""
+
+    members: list[tuple[int, int]] = field(default_factory=list)  # (event, fused)
+    edges: list[Edge] = field(default_factory=list)
+    touched: set[int] = field(default_factory=set)
+    moved: list[tuple[int, int, int]] = field(default_factory=list)  # (event, from, to)
+    removed: set[int] = field(default_factory=set)
+    zone: list[EventView] = field(default_factory=list)
+    llm_calls: int = 0
+
+
+class FusionAgent:
+    """Keeps the accumulation zone; fuses each batch inside the batch's transaction."""
+
+    def __init__(self, cfg: FusionConfig, neighbours: Neighbours,
+                 arbiter: Arbiter | None = None) -> None:
+        self.cfg = cfg
+        self.neighbours = neighbours
+        self.arbiter = arbiter
+        self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
+
+    def load_zone(self, db: apsw.Connection) -> None:
+        """Rebuild the zone from the store (at open)."""
+        self.zone = deque(last_views(db, self.cfg.zone_size), maxlen=self.cfg.zone_size)
+
+    def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> BatchOutcome:
+        """Assign each event to a fused memory and add edges; writes through ``db``."""
+        out = BatchOutcome()
+        zone = deque(self.zone, maxlen=self.cfg.zone_size)
+        batch: list[EventView] = []
+        assigned: dict[int, int] = {}
+        for e in events:
+            candidates = self._candidates(db, e, zone, batch)
+            fused_of = dict(assigned)
+            fused_of.update(_fused_of(db, [c.id for c in candidates if c.id not in assigned]))
+            scored = sorted(((pair_score(e, c, self.cfg), c) for c in candidates),
+                            key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
+            target = self._decide(e, scored, fused_of, out)
+            if target is not None:
+                target = self._merge_bridged(db, scored, fused_of, assigned, target, out)
+            if target is None or _size(db, target) >= self.cfg.max_members:
+                target = _new_fused(db, continues=target)
+            db.execute("INSERT INTO fused_members VALUES (?, ?)", (target, e.id))
+            assigned[e.id] = target
+            out.members.append((e.id, target))
+            fused_of[e.id] = target
+            out.touched.add(target)
+            out.edges.extend(self._edges(e, scored, fused_of, target, db))
+            zone.append(e)
+            batch.append(e)
+        for edge in out.edges:
+            db.execute("INSERT OR IGNORE INTO edges (kind, src, dst, weight, reason)"
+                       " VALUES (?, ?, ?, ?, ?)",
+                       (edge.kind, edge.src, edge.dst, edge.weight, edge.reason))
+        for fid in out.touched - out.removed:
+            refresh_summary(db, fid)
+        out.zone = list(zone)
+        return out
+
+    def commit(self, outcome: BatchOutcome) -> None:
+        """Adopt the batch's zone once its transaction has committed."""
+        self.zone = deque(outcome.zone, maxlen=self.cfg.zone_size)
+
+    # -- steps ----------------------------------------------------------------------
+
+    def _merge_bridged(self, db: apsw.Connection,
+                       scored: list[tuple[tuple[float, float], EventView]],
+                       fused_of: dict[int, int], assigned: dict[int, int], target: int,
+                       out: BatchOutcome) -> int:
+        """When the new event clearly belongs with several fused memories, it bridges
+        them: merge the others into ``target`` while the result stays within
+        ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
+        that mentions both)."""
+        others = {fused_of[c.id] for (score, _), c in scored
+                  if score >= self.cfg.join_threshold and c.id in fused_of} - {target}
+        size = _size(db, target)
+        for other in sorted(others):
+            other_size = _size(db, other)
+            if size + other_size + 1 > self.cfg.max_members:
+                continue
+            moved = [int(r[0]) for r in db.execute(
+                "SELECT event_id FROM fused_members WHERE fused_id = ?", (other,))]
+            db.execute("UPDATE fused_members SET fused_id = ? WHERE fused_id = ?",
+                       (target, other))
+            db.execute("UPDATE fused_memories SET continues = ? WHERE continues = ?",
+                       (target, other))
+            db.execute("DELETE FROM fused_memories WHERE id = ?", (other,))
+            for eid in moved:
+                fused_of[eid] = target
+                if eid in assigned:
+                    assigned[eid] = target
+                out.moved.append((eid, other, target))
+            out.touched.discard(other)
+            out.removed.add(other)
+            size += other_size
+        return target
+
+    def _candidates(self, db: apsw.Connection, e: EventView, zone: deque[EventView],
+                    batch: list[EventView]) -> list[EventView]:
+        seen = {c.id: c for c in (*zone, *batch) if c.id != e.id}
+        near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours) if i not in seen
+                and i != e.id]
+        seen.update(load_views(db, near))
+        window = self.cfg.window_days * DAY
+        return [c for c in seen.values() if abs(c.when - e.when) <= window
+                or abs(c.ts - e.ts) <= window]
+
+    def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
+                fused_of: dict[int, int], out: BatchOutcome) -> int | None:
+        if not scored:
+            return None
+        (score, _), best = scored[0]
+        if best.id not in fused_of:
+            return None
+        if score >= self.cfg.join_threshold:
+            return fused_of[best.id]
+        if score >= self.cfg.ambiguous_threshold and self.arbiter is not None:
+            out.llm_calls += 1
+            peers = [c for (_, c) in scored[:3] if fused_of.get(c.id) == fused_of[best.id]]
+            if self.arbiter(e, peers):
+                return fused_of[best.id]
+        return None
+
+    def _edges(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
+               fused_of: dict[int, int], target: int, db: apsw.Connection) -> list[Edge]:
+        cfg = self.cfg
+        edges: list[Edge] = []
+        mates = [(s, c) for s, c in scored if fused_of.get(c.id) == target]
+        for (score, cos), c in scored:
+            if cos >= cfg.semantic_edge_cos:
+                a, b = sorted((e.id, c.id))
+                edges.append(Edge("semantic", a, b, round(cos, 4), "cosine"))
+        for (score, cos), c in mates:
+            if (e.source != c.source or e.user != c.user) and (
+                    cos >= cfg.same_as_cos or (time_factor(e, c, cfg) >= 0.9
+                                               and _overlap(e.actors | e.entities,
+                                                            c.actors | c.entities) >= 0.5)):
+                edges.append(Edge("same_as", e.id, c.id, round(score, 4),
+                                  f"{c.source}/{c.user} reports the same happening"))
+            conflict = _conflict(e, c)
+            if conflict:
+                newer, older = (e, c) if (e.ts, e.id) >= (c.ts, c.id) else (c, e)
+                edges.append(Edge("conflicts_with", newer.id, older.id, 1.0, conflict))
+                edges.append(Edge("supersedes", newer.id, older.id, 1.0,
+                                  f"later report ({conflict})"))
+        if mates:
+            prev = max((c for _, c in mates if c.when <= e.when), key=lambda c: (c.when, c.id),
+                       default=None)
+            if prev is not None:
+                edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
+                                  "order within the episode"))
+        cause = self._cause(e, [c for _, c in scored])
+        if cause is not None:
+            edges.append(Edge("causal", cause.id, e.id, 1.0, "explicit cue"))
+        return edges
+
+    @staticmethod
+    def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
+        clause = cause_clause(e.text)
+        if not clause:
+            return None
+        words = set(entities_of(clause))
+        if not words:
+            return None
+        best: tuple[int, float, EventView] | None = None
+        for c in candidates:
+            if c.when > e.when + DAY:
+                continue
+            shared = len(words & (c.entities | set(entities_of(c.text))))
+            if shared and (best is None or (shared, c.when) > (best[0], best[1])):
+                best = (shared, c.when, c)
+        return best[2] if best else None
+
+
+def _conflict(a: EventView, b: EventView) -> str | None:
+    """Why two reports of one episode disagree (time or status), or None."""
+    if a.cancel != b.cancel:
+        return "status: cancelled"
+    if _scheduled(a) and _scheduled(b):
+        a0, a1 = a.start, a.end if a.end is not None else a.start
+        b0, b1 = b.start, b.end if b.end is not None else b.start
+        assert a0 is not None and b0 is not None and a1 is not None and b1 is not None
+        if a1 < b0 or b1 < a0:
+            fmt = "%a %H:%M"
+            return (f"time: {datetime.fromtimestamp(a0, tz=timezone.utc).strftime(fmt)} vs "
+                    f"{datetime.fromtimestamp(b0, tz=timezone.utc).strftime(fmt)}")
+    return None
+
+
+def _fused_of(db: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for eid, fid in db.execute(
+                f"SELECT event_id, max(fused_id) FROM fused_members WHERE event_id IN ({marks})"
+                " GROUP BY event_id", chunk):
+            out[int(eid)] = int(fid)
+    return out
+
+
+def _size(db: apsw.Connection, fused_id: int) -> int:
+    row = db.execute("SELECT count(*) FROM fused_members WHERE fused_id = ?", (fused_id,))
+    return int(row.fetchone()[0])
+
+
+def _new_fused(db: apsw.Connection, continues: int | None) -> int:
+    db.execute("INSERT INTO fused_memories (continues) VALUES (?)", (continues,))
+    return int(db.last_insert_rowid())

@@ -1,0 +1,173 @@
+"""Rule-based event features: actors, place, entities and cue words, in English and Chinese.
+
+Source-aware: structured fields a source gives (a call's contact, a calendar entry's
+start and end, a photo's location) are used before anything is read from the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ..index.tokenize import tokenize
+from ..timeutil import parse_ts
+from .timeexpr import Span, resolve_time
+
+ACTOR_KEYS = ("contactName", "contact", "from", "to", "sender", "receiver", "recipient",
+              "participants", "attendees", "with", "people", "faceRecognition", "speaker")
+PLACE_KEYS = ("location", "place", "address", "venue", "poi")
+START_KEYS = ("start_time", "start", "starts_at", "begin")
+END_KEYS = ("end_time", "end", "ends_at", "datetime_end")
+
+ROLES = {
+    "mom": "mom", "mum": "mom", "mother": "mom", "mommy": "mom", "妈妈": "mom", "妈": "mom",
+    "母亲": "mom", "dad": "dad", "father": "dad", "daddy": "dad", "爸爸": "dad", "爸": "dad",
+    "父亲": "dad", "wife": "wife", "老婆": "wife", "妻子": "wife", "husband": "husband",
+    "老公": "husband", "丈夫": "husband", "son": "son", "儿子": "son", "daughter": "daughter",
+    "女儿": "daughter", "grandma": "grandma", "grandmother": "grandma", "奶奶": "grandma",
+    "外婆": "grandma", "姥姥": "grandma", "grandpa": "grandpa", "grandfather": "grandpa",
+    "爷爷": "grandpa", "外公": "grandpa", "姥爷": "grandpa", "boss": "boss", "老板": "boss",
+    "teacher": "teacher", "老师": "teacher", "doctor": "doctor", "医生": "doctor",
+    "dentist": "dentist", "牙医": "dentist",
+}
+STOPWORDS = set("""a an the and or but if then so to of in on at by for with from about as is are
+was were be been being have has had do does did will would can could should may might must i
+me my we us our you your he him his she her they them their it its this that these those there
+here what which who whom when where why how all any both each few more most other some such no
+not only own same than too very just also now up down out over under again further once am pm
+ok okay yes yeah hi hello thanks thank please let lets get got go going went come came see saw
+know think want need like really one two three today tomorrow yesterday tonight morning
+afternoon evening night week weekend day days time sms call photo note push chat message
+monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun
+january february march april may june july august september october november december
+because since therefore moved cancelled canceled rescheduled postponed reminder just now
+周一 周二 周三 周四 周五 周六 周日 星期一 星期二 星期三 星期四 星期五 星期六 星期天 星期日 上午 下午
+晚上 中午 早上 点 分 月 日 号 改到 取消 推迟
+的 了 和 是 在 我 你 他 她 它 们 这 那 就 都 也 还 要 会 能 去 来 吗 呢 吧 啊 哦 嗯 有 没 不 很 一个 我们
+你们 他们 一下 什么 怎么 可以 已经 因为 所以 但是 然后 今天 明天 昨天 现在 时候""".split())
+
+CAUSE_BEFORE = re.compile(r"\b(so|therefore|thus|hence|which is why|that's why|as a result)\b"
+                          r"|所以|因此|于是|导致|结果", re.I)
+CAUSE_AFTER = re.compile(r"\b(because|since|due to|owing to|caused by|thanks to)\b"
+                         r"|因为|由于", re.I)
+RESCHEDULE = re.compile(r"\b(moved|move|rescheduled?|postponed?|pushed back|brought forward|"
+                        r"changed to|delayed|now (?:at|on|departs|starts))\b"
+                        r"|改到|改为|改成|推迟|延期|延误|提前到|挪到|换到|顺延", re.I)
+CANCEL = re.compile(r"\b(cancel(?:l?ed)?|called off|won't happen|no longer)\b|取消|不去了|泡汤",
+                    re.I)
+_CAPS = re.compile(r"\b(?:Dr\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_AT_PLACE = re.compile(r"\b(?:at|in)\s+((?:the\s+)?[A-Z][\w'.&-]*(?:\s+[A-Z][\w'.&-]*){0,4})")
+
+
+def _names(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in re.split(r"[,;、，/]| and ", value) if v.strip()]
+    if isinstance(value, list | tuple):
+        return [n for v in value for n in _names(v)]
+    if isinstance(value, Mapping):
+        return [n for k in ("name", "contactName") if k in value for n in _names(value[k])]
+    return []
+
+
+def _place(value: object) -> str | None:
+    if isinstance(value, Mapping):
+        parts = [value.get(k) for k in ("poi", "name", "streetName", "district", "city")]
+        text = ", ".join(str(p) for p in parts if p)
+        return text or None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def actors_of(text: str, meta: Mapping[str, Any], user: str) -> tuple[str, ...]:
+    """People involved: structured contact fields, then role words and titled names."""
+    found: list[str] = []
+    for key in ACTOR_KEYS:
+        if key in meta:
+            found.extend(_names(meta[key]))
+    lowered = text.lower()
+    for word, role in ROLES.items():
+        if (word.isascii() and re.search(rf"\b{re.escape(word)}\b", lowered)) or (
+                not word.isascii() and word in text):
+            found.append(role)
+    found.extend(m.group(0).strip() for m in re.finditer(r"\b(?:Dr|Mr|Mrs|Ms)\.\s?[A-Z][a-z]+",
+                                                         text))
+    seen: dict[str, None] = {}
+    for name in found:
+        key = name.strip()
+        if key and key.lower() != user.lower():
+            seen.setdefault(key, None)
+    return tuple(list(seen)[:8])
+
+
+def place_of(text: str, meta: Mapping[str, Any]) -> str | None:
+    """Where: a structured location field, else 'at <Capitalised Name>'."""
+    for key in PLACE_KEYS:
+        if key in meta:
+            place = _place(meta[key])
+            if place:
+                return place[:200]
+    m = _AT_PLACE.search(text)
+    return m.group(1)[:200] if m else None
+
+
+def entities_of(text: str) -> tuple[str, ...]:
+    """Key content words: titled phrases and the rarest-looking content tokens."""
+    ents: dict[str, None] = {}
+    for m in _CAPS.finditer(text):
+        phrase = m.group(0).strip()
+        if len(phrase) > 2 and phrase.lower() not in STOPWORDS:
+            ents.setdefault(phrase.lower(), None)
+    for tok in tokenize(text[:2000]):
+        if tok in STOPWORDS or tok.isdigit() or len(tok) < (2 if not tok.isascii() else 4):
+            continue
+        ents.setdefault(tok, None)
+        if len(ents) >= 12:
+            break
+    return tuple(ents)
+
+
+def _meta_time(meta: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
+    for key in keys:
+        value = meta.get(key)
+        if value:
+            try:
+                return parse_ts(value)
+            except ValueError:
+                continue
+    return None
+
+
+def event_time_of(source: str, text: str, meta: Mapping[str, Any], ts: datetime) -> Span | None:
+    """When the happening is: structured start/end first, then the text, else None."""
+    start = _meta_time(meta, START_KEYS)
+    end = _meta_time(meta, END_KEYS)
+    if start is not None:
+        return start, end if end is not None and end >= start else start
+    if source in ("call", "photo", "payment", "location", "fitness_health"):
+        # these record the happening at the moment they are made
+        return ts, end if end is not None and end >= ts else ts
+    return resolve_time(text, ts)
+
+
+def has_reschedule(text: str) -> bool:
+    """A rescheduling cue (moved to, postponed, 改到, 推迟 …)."""
+    return bool(RESCHEDULE.search(text))
+
+
+def has_cancel(text: str) -> bool:
+    """A cancellation cue (cancelled, called off, 取消 …)."""
+    return bool(CANCEL.search(text))
+
+
+def cause_clause(text: str) -> str | None:
+    """The part of the text that names a cause, if an explicit causal cue is present."""
+    m = CAUSE_AFTER.search(text)
+    if m:
+        return text[m.end():][:300]
+    m = CAUSE_BEFORE.search(text)
+    if m:
+        return text[: m.start()][-300:]
+    return None

@@ -1,0 +1,88 @@
+"""The view of an event that fusion reasons over, loaded from SQLite or built in a batch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from ..timeutil import parse_ts, to_epoch
+from .features import has_cancel, has_reschedule
+
+DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class EventView:
+    """One event's fusion features (times as epoch seconds)."""
+
+    id: int
+    user: str
+    source: str
+    text: str
+    ts: float
+    start: float | None
+    end: float | None
+    actors: frozenset[str]
+    place: str | None
+    entities: frozenset[str]
+    vec: np.ndarray
+    audience: tuple[str, ...] | None
+    reschedule: bool
+    cancel: bool
+
+    @property
+    def when(self) -> float:
+        """The best single time for ordering: event start, else observation time."""
+        return self.start if self.start is not None else self.ts
+
+
+def _epoch(value: str | None) -> float | None:
+    return None if value is None else to_epoch(parse_ts(value))
+
+
+def view_from_row(row: Sequence[object]) -> EventView:
+    """Build from ``SELECT`` :data:`VIEW_COLUMNS`."""
+    (eid, user, source, text, ts_epoch, start, end, actors, place, entities, audience,
+     blob) = row
+    return EventView(
+        id=int(eid),  # type: ignore[call-overload]
+        user=str(user),
+        source=str(source),
+        text=str(text),
+        ts=float(ts_epoch),  # type: ignore[arg-type]
+        start=_epoch(start),  # type: ignore[arg-type]
+        end=_epoch(end),  # type: ignore[arg-type]
+        actors=frozenset(a.lower() for a in json.loads(str(actors))),
+        place=str(place).lower() if place else None,
+        entities=frozenset(json.loads(str(entities))),
+        vec=np.frombuffer(blob, dtype=np.float32),  # type: ignore[arg-type]
+        audience=None if audience is None else tuple(json.loads(str(audience))),
+        reschedule=has_reschedule(str(text)),
+        cancel=has_cancel(str(text)),
+    )
+
+
+VIEW_COLUMNS = ("id, user, source, text, ts_epoch, event_start, event_end, actors, place, "
+                "entities, audience, embedding")
+
+
+def load_views(db: apsw.Connection, ids: Sequence[int]) -> dict[int, EventView]:
+    """Views of the given events."""
+    out: dict[int, EventView] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(f"SELECT {VIEW_COLUMNS} FROM events WHERE id IN ({marks})", chunk):
+            out[int(row[0])] = view_from_row(row)
+    return out
+
+
+def last_views(db: apsw.Connection, n: int) -> list[EventView]:
+    """The last ``n`` processed events, oldest first (the accumulation zone at open)."""
+    rows = db.execute(f"SELECT {VIEW_COLUMNS} FROM events ORDER BY id DESC LIMIT ?",
+                      (n,)).fetchall()
+    return [view_from_row(r) for r in reversed(rows)]

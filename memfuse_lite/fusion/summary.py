@@ -1,0 +1,60 @@
+"""Template summaries of fused memories, built only from what a viewer may see."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import apsw
+
+from ..records import can_see
+
+
+def member_rows(db: apsw.Connection, fused_id: int) -> list[tuple[int, str, str, str, str | None,
+                                                                   str | None, str | None]]:
+    """(event id, user, source, text, ts, event_start, audience) of a fused memory's members."""
+    return [
+        (int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
+        for r in db.execute(
+            "SELECT e.id, e.user, e.source, e.text, e.ts, e.event_start, e.audience"
+            " FROM fused_members m JOIN events e ON e.id = m.event_id WHERE m.fused_id = ?"
+            " ORDER BY coalesce(e.event_start, e.ts), e.id", (fused_id,))
+    ]
+
+
+def template_summary(rows: Sequence[tuple[int, str, str, str, str | None, str | None,
+                                          str | None]]) -> tuple[str, str | None, str | None]:
+    """(summary, start, end) from member rows, oldest first."""
+    if not rows:
+        return "", None, None
+    times = [r[5] or r[4] for r in rows if (r[5] or r[4])]
+    start, end = (min(times), max(times)) if times else (None, None)
+    lead = max(rows, key=lambda r: (len(r[3]) if len(r[3]) < 400 else 0, -r[0]))[3]
+    lead = " ".join(lead.split())[:240]
+    sources = sorted({r[2] for r in rows})
+    users = sorted({r[1] for r in rows})
+    day = (start or "")[:10]
+    span = f"{day}" if not end or end[:10] == day else f"{day} – {end[:10]}"
+    return (f"{span}: {lead} ({len(rows)} reports from {', '.join(sources)}; "
+            f"{', '.join(users)})", start, end)
+
+
+def household_rows(rows: Sequence[tuple[int, str, str, str, str | None, str | None, str | None]]
+                   ) -> list[tuple[int, str, str, str, str | None, str | None, str | None]]:
+    """Only members visible to the whole household."""
+    return [r for r in rows if r[6] is None]
+
+
+def viewer_rows(rows: Sequence[tuple[int, str, str, str, str | None, str | None, str | None]],
+                viewer: str) -> list[tuple[int, str, str, str, str | None, str | None, str | None]]:
+    """Only members the viewer may see."""
+    return [r for r in rows if can_see(viewer, None if r[6] is None else json.loads(r[6]))]
+
+
+def refresh_summary(db: apsw.Connection, fused_id: int) -> None:
+    """Recompute the stored household summary and span of one fused memory."""
+    rows = member_rows(db, fused_id)
+    summary, _, _ = template_summary(household_rows(rows))
+    _, start, end = template_summary(rows)
+    db.execute("UPDATE fused_memories SET summary = ?, start = ?, end = ? WHERE id = ?",
+               (summary, start, end, fused_id))

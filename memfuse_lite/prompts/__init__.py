@@ -1,0 +1,1 @@
+"""Prompts, one module per task, each with its JSON schema beside it."""

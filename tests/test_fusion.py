@@ -1,0 +1,174 @@
+"""Fusion: exact clusters, causal and conflict edges, supersession, provenance, replay."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import MemFuse, MemFuseConfig, NotFound
+from memfuse_lite.config import IngestConfig
+
+from .scenarios import DENTIST, GRANDMA, TRIP, ZH_DENTIST, Row, observations
+
+
+def ingest(mem: MemFuse, rows: list[Row]) -> None:
+    async def run() -> None:
+        for obs in observations(rows):  # one at a time, in order: apps sync as they happen
+            await mem.ingest(obs)
+        await mem.flush()
+
+    asyncio.run(run())
+
+
+def clusters(mem: MemFuse) -> set[frozenset[str]]:
+    """Fused memories as sets of external ids."""
+    with mem.store.reading() as db:
+        rows = db.execute(
+            "SELECT m.fused_id, o.external_id FROM fused_members m"
+            " JOIN event_sources s ON s.event_id = m.event_id"
+            " JOIN observations o ON o.id = s.observation_id").fetchall()
+    groups: dict[int, set[str]] = {}
+    for fid, ext in rows:
+        groups.setdefault(fid, set()).add(ext)
+    return {frozenset(g) for g in groups.values()}
+
+
+def edges(mem: MemFuse, kind: str) -> set[tuple[str, str]]:
+    """Edges of one kind as (source key, destination key)."""
+    with mem.store.reading() as db:
+        rows = db.execute(
+            "SELECT a.external_id, b.external_id FROM edges e"
+            " JOIN event_sources sa ON sa.event_id = e.src JOIN observations a ON a.id = sa.observation_id"
+            " JOIN event_sources sb ON sb.event_id = e.dst JOIN observations b ON b.id = sb.observation_id"
+            " WHERE e.kind = ?", (kind,)).fetchall()
+    return {(a, b) for a, b in rows}
+
+
+def event_id(mem: MemFuse, key: str) -> int:
+    with mem.store.reading() as db:
+        (eid,) = db.execute("SELECT s.event_id FROM event_sources s JOIN observations o"
+                            " ON o.id = s.observation_id WHERE o.external_id = ?",
+                            (key,)).fetchone()
+    return int(eid)
+
+
+def test_dentist_rescheduled_across_chat_calendar_call(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, DENTIST)
+    episode = frozenset({"den-cal", "den-call", "den-chat", "den-sms", "den-photo"})
+    assert episode in clusters(mem)
+    assert frozenset({"den-distractor"}) in clusters(mem), "the wrong-day distractor was fused"
+    assert frozenset({"noise-1"}) in clusters(mem) and frozenset({"noise-2"}) in clusters(mem)
+    supersedes = edges(mem, "supersedes")
+    assert ("den-chat", "den-cal") in supersedes
+    assert ("den-sms", "den-cal") in supersedes
+    assert ("den-chat", "den-cal") in edges(mem, "conflicts_with")
+    assert ("den-sms", "den-chat") in edges(mem, "same_as") or (
+        "den-chat", "den-sms") in edges(mem, "same_as")
+    assert not any("distractor" in a or "distractor" in b for a, b in supersedes)
+
+
+def test_provenance_of_every_member_survives(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, DENTIST)
+    fid = mem.fused_of(event_id(mem, "den-chat"))
+    assert fid is not None
+    fused, members, graph_edges = mem.timeline(fid, viewer="ana")
+    keys = [m.provenance[0].external_id for m in members]
+    assert set(keys) == {"den-cal", "den-call", "den-chat", "den-sms", "den-photo"}
+    by_key = {m.provenance[0].external_id: m for m in members}
+    assert by_key["den-sms"].provenance[0].user == "ben"
+    assert by_key["den-call"].provenance[0].device == "phone"
+    assert by_key["den-cal"].event_start == "2025-03-05T15:00:00"
+    assert by_key["den-chat"].event_start == "2025-03-06T16:00:00"
+    assert set(fused.sources) == {"calendar", "call", "chat", "sms", "photo"}
+    assert set(fused.users) == {"ana", "ben"}
+    assert any(c.startswith("time:") for c in fused.conflicts)
+    assert any(e.kind == "supersedes" for e in graph_edges)
+    assert [m.event_start or m.ts for m in members] == sorted(m.event_start or m.ts
+                                                              for m in members)
+
+
+def test_flight_delay_moves_meeting_that_cancels_dinner(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, TRIP)
+    found = clusters(mem)
+    assert frozenset({"trip-meet", "trip-move"}) in found
+    assert frozenset({"trip-dinner", "trip-cancel"}) in found
+    assert frozenset({"trip-flight"}) in found
+    causal = edges(mem, "causal")
+    assert ("trip-flight", "trip-move") in causal
+    assert ("trip-move", "trip-cancel") in causal or ("trip-meet", "trip-cancel") in causal
+    assert ("trip-move", "trip-meet") in edges(mem, "supersedes")
+    assert ("trip-cancel", "trip-dinner") in edges(mem, "supersedes")
+
+
+def test_two_family_members_report_different_times(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, GRANDMA)
+    assert frozenset({"gm-ana", "gm-ben", "gm-private"}) in clusters(mem)
+    assert ("gm-ben", "gm-ana") in edges(mem, "conflicts_with")
+    assert ("gm-ben", "gm-ana") in edges(mem, "supersedes")
+    fid = mem.fused_of(event_id(mem, "gm-ana"))
+    assert fid is not None
+    for_ana = mem.get_fused(fid, viewer="ana")
+    for_ben = mem.get_fused(fid, viewer="ben")
+    assert "jade" not in for_ana.summary and len(for_ana.member_ids) == 2
+    assert len(for_ben.member_ids) == 3
+    assert for_ana.users == ("ana", "ben")
+    _, members, graph_edges = mem.timeline(fid, viewer="ana")
+    assert all(m.audience is None for m in members)
+    hidden = event_id(mem, "gm-private")
+    assert all(hidden not in (e.src, e.dst) for e in graph_edges)
+    assert all(hidden not in (e.src, e.dst) for e in mem.edges_of(event_id(mem, "gm-ana"),
+                                                                 viewer="ana"))
+    with pytest.raises(NotFound):
+        mem.get_event(hidden, viewer="ana")
+
+
+def test_chinese_dentist_rescheduled(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, ZH_DENTIST)
+    found = clusters(mem)
+    assert frozenset({"zh-cal", "zh-call", "zh-chat"}) in found
+    assert frozenset({"zh-distractor"}) in found
+    assert ("zh-chat", "zh-cal") in edges(mem, "supersedes")
+
+
+def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
+                                                    model_dir: Path) -> None:
+    rows = DENTIST + TRIP
+    one = MemFuse(tmp_path / "one", config=MemFuseConfig(
+        model_dir=model_dir, ingest=IngestConfig(batch_size=1, batch_latency_s=0)),
+        embedder=embedder)
+    ingest(one, rows)
+    expected = clusters(one)
+    expected_edges = {k: edges(one, k) for k in ("supersedes", "conflicts_with", "causal")}
+    one.close()
+    # acknowledged but never processed (as after a crash), then replayed in one batch
+    two = MemFuse(tmp_path / "two", config=MemFuseConfig(
+        model_dir=model_dir, ingest=IngestConfig(batch_size=64)), embedder=embedder)
+    two.store.insert_observations(observations(rows))
+    two.close()
+    two = MemFuse(tmp_path / "two", config=MemFuseConfig(
+        model_dir=model_dir, ingest=IngestConfig(batch_size=64)), embedder=embedder)
+
+    async def replay() -> None:
+        await two.flush()
+
+    asyncio.run(replay())
+    assert clusters(two) == expected
+    assert {k: edges(two, k) for k in expected_edges} == expected_edges
+    two.close()
+
+
+def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> None:
+    mem = open_memory()
+    ingest(mem, DENTIST)
+    before = mem.fusion.graph.counts()
+    mem.close()
+    again = open_memory(tmp_path / "mem")
+    assert again.fusion.graph.counts() == before
+    assert before["member_of"] == len(DENTIST)
