@@ -94,6 +94,8 @@ class MemFuse:
                                  self.config.retrieval, self._view_lock,
                                  fused_of=self.fused_of)
         self._queue: IngestQueue | None = None
+        self._start_lock: asyncio.Lock | None = None
+        self._start_lock_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     def _fusion_runtime(self) -> FusionRuntime:
@@ -181,14 +183,21 @@ class MemFuse:
         if self._closed:
             raise MemoryClosed("this memory is closed")
         loop = asyncio.get_running_loop()
-        if self._queue is not None and self._queue.loop is not loop:
-            self._queue = None  # the previous event loop has ended; start afresh on this one
-        if self._queue is None:
-            self._queue = IngestQueue(self.processor.process, self.config.ingest)
-            pending = await asyncio.to_thread(self.store.pending)
-            if pending:
-                log.info("replaying %d unprocessed observations from the inbox", len(pending))
-                await self._queue.put(pending)
+        if self._queue is not None and self._queue.loop is loop:
+            return self._queue
+        if self._start_lock is None or self._start_lock_loop is not loop:
+            self._start_lock, self._start_lock_loop = asyncio.Lock(), loop
+        async with self._start_lock:
+            if self._queue is None or self._queue.loop is not loop:
+                # The replay is queued before any producer can see the queue, so an
+                # observation acknowledged meanwhile is never queued twice.
+                queue = IngestQueue(self.processor.process, self.config.ingest)
+                pending = await asyncio.to_thread(self.store.pending)
+                if pending:
+                    log.info("replaying %d unprocessed observations from the inbox",
+                             len(pending))
+                    await queue.put(pending)
+                self._queue = queue
         return self._queue
 
     async def ingest(self, observation: Observation) -> IngestResult:

@@ -69,7 +69,8 @@ class BatchProcessor:
         """Process the still-pending ids among ``observation_ids``; returns events written."""
         self._fuse_seconds = 0.0
         pending = set(self.store.pending())
-        items = self.store.load_observations([i for i in observation_ids if i in pending])
+        wanted = [i for i in dict.fromkeys(observation_ids) if i in pending]
+        items = self.store.load_observations(wanted)
         if not items:
             return 0
         t0 = time.perf_counter()
