@@ -7,7 +7,7 @@ import sys
 
 def main() -> None:
     commands = {"engine": "bench.engine", "models": "bench.models_speed",
-                "quality": "bench.quality",
+                "quality": "bench.quality", "fusion": "bench.fusion_eval",
                 "report": "bench.report"}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print("usage: python3 -m bench {" + ",".join(commands) + "} [options]")

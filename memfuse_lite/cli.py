@@ -113,32 +113,73 @@ def cmd_search(args: argparse.Namespace) -> int:
 # -- show / stats -------------------------------------------------------------------
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """An event with its source trail (``ID`` or ``event:ID``; ``obs:ID`` for observations)."""
+    """An event (``ID``, ``event:ID``), an observation's events (``obs:ID``) or a fused memory
+    (``fused:ID``) as a timeline with its source trail and edges."""
     kind, _, raw = args.id.rpartition(":")
     try:
         ident = int(raw)
     except ValueError:
         raise SystemExit(f"memfuse show: {args.id!r} is not an id") from None
+    viewer = args.viewer
     with _open(args) as mem:
+        if kind in ("fused", "f"):
+            if viewer is None:
+                raise SystemExit("memfuse show: a fused memory needs --viewer")
+            _show_fused(mem, ident, viewer, args.json)
+            return 0
         ids = mem.events_of_observation(ident) if kind in ("obs", "observation") else [ident]
         if not ids:
             raise NotFound(f"no events for {args.id}")
-        events = [mem.get_event(i, viewer=args.viewer) for i in ids]
+        events = [mem.get_event(i, viewer=viewer) for i in ids]
+        fused = {e.id: mem.fused_of(e.id) for e in events}
     for ev in events:
         if args.json:
             _print_json({"event_id": ev.id, "text": ev.text, "user": ev.user, "source": ev.source,
-                         "ts": ev.ts, "visibility": list(ev.audience) if ev.audience else
-                         "household", "provenance": [p.to_json() for p in ev.provenance]})
+                         "ts": ev.ts, "event_start": ev.event_start, "event_end": ev.event_end,
+                         "actors": list(ev.actors), "place": ev.place, "fused_id": fused[ev.id],
+                         "visibility": list(ev.audience) if ev.audience else "household",
+                         "provenance": [p.to_json() for p in ev.provenance]})
             continue
         print(f"event {ev.id}: {ev.text}")
         print(f"  user {ev.user} · source {ev.source} · observed {ev.ts} · visible to "
               f"{', '.join(ev.audience) if ev.audience else 'household'}")
+        if ev.event_start:
+            print(f"  happens {ev.event_start}" + (f" – {ev.event_end}" if ev.event_end and
+                                                  ev.event_end != ev.event_start else ""))
+        if ev.actors or ev.place:
+            print(f"  actors {', '.join(ev.actors) or '-'} · place {ev.place or '-'}")
+        if fused[ev.id] is not None:
+            print(f"  part of fused memory {fused[ev.id]} (memfuse show fused:{fused[ev.id]})")
         for p in ev.provenance:
             print(f"  ← observation {p.observation_id}: {p.source} #{p.external_id} · {p.user} · "
                   f"{p.device or '-'} · {p.ts}")
     return 0
 
 
+def _show_fused(mem: MemFuse, fused_id: int, viewer: str, as_json: bool) -> None:
+    fused, members, edges = mem.timeline(fused_id, viewer=viewer)
+    if as_json:
+        _print_json({"fused_id": fused.id, "summary": fused.summary, "start": fused.start,
+                     "end": fused.end, "participants": list(fused.participants),
+                     "sources": list(fused.sources), "users": list(fused.users),
+                     "members": [{"event_id": m.id, "text": m.text, "source": m.source,
+                                  "user": m.user, "ts": m.ts, "event_start": m.event_start,
+                                  "provenance": [p.to_json() for p in m.provenance]}
+                                 for m in members],
+                     "edges": [{"kind": e.kind, "src": e.src, "dst": e.dst, "weight": e.weight,
+                                "reason": e.reason} for e in edges]})
+        return
+    print(f"fused memory {fused.id}: {fused.summary}")
+    print(f"  {fused.start} – {fused.end} · sources {', '.join(fused.sources)} · users "
+          f"{', '.join(fused.users)} · participants {', '.join(fused.participants)}")
+    for m in members:
+        p = m.provenance[0]
+        when = m.event_start or m.ts
+        print(f"  {when}  [{m.id}] {m.source:<9} {m.user:<8} {p.device or '-':<7} {m.text[:100]}")
+    for e in edges:
+        if e.kind == "causal" and e.weight < 1.0:
+            continue
+        print(f"  {e.kind}: {e.src} → {e.dst} ({e.reason})")
 def cmd_stats(args: argparse.Namespace) -> int:
     """Counts and index state."""
     with _open(args) as mem:

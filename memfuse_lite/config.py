@@ -109,8 +109,8 @@ class FusionConfig:
     w_complement: float = 0.05
     join_threshold: float = 0.45
     ambiguous_threshold: float = 0.35
-    semantic_edge_cos: float = 0.90
-    same_as_cos: float = 0.92
+    semantic_edge_cos: float = 0.93
+    same_as_cos: float = 0.95
     order_edge_weight: float = 0.3
 
     def __post_init__(self) -> None:

@@ -18,12 +18,13 @@ from typing import Any
 
 from .config import MemFuseConfig
 from .embed.base import Embedder
-from .errors import IndexMismatch, InvalidObservation, MemoryClosed, NotFound
+from .errors import IndexMismatch, InvalidObservation, MemFuseError, MemoryClosed, NotFound
 from .index.base import DerivedIndex
 from .index.dense import HnswIndex
 from .index.sparse import TantivyIndex
 from .fusion.agent import FusionAgent
 from .fusion.graph import FusionGraph
+from .fusion.model import load_views
 from .ingest.processor import BatchProcessor, FusionRuntime
 from .ingest.queue import IngestQueue
 from .fusion.summary import member_rows, template_summary, viewer_rows
@@ -169,6 +170,33 @@ class MemFuse:
                     log.info("%s index caught up %d events, dropped %d", index.name, behind,
                              len(stale))
                 index.persist()
+
+    def rebuild_fusion(self, *, batch: int = 64) -> dict[str, int]:
+        """Re-run fusion over every event in ingestion order with the current config
+        (after changing thresholds or the arbitration LLM); returns counts."""
+        self._check_open()
+        if self.fusion is None:
+            raise MemFuseError("fusion is disabled in this memory's config")
+        agent = self.fusion.agent
+        with self._view_lock:
+            with self.store.atomic() as db:
+                db.execute("DELETE FROM edges; DELETE FROM fused_members;"
+                           " DELETE FROM fused_memories;")
+            agent.zone.clear()
+            with self.store.reading() as db:
+                ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
+            for start in range(0, len(ids), batch):
+                chunk = ids[start : start + batch]
+                with self.store.atomic() as db:
+                    views = load_views(db, chunk)
+                    outcome = agent.fuse(db, [views[i] for i in chunk])
+                agent.commit(outcome)
+                self.fusion.llm_calls += outcome.llm_calls
+            with self.store.reading() as db:
+                self.fusion.graph = FusionGraph.load(db)
+        counts = self.store.counts()
+        return {"events": len(ids), "fused_memories": counts["fused_memories"],
+                "edges": counts["edges"]}
 
     def rebuild_indexes(self) -> None:
         """Drop and rebuild every derived index from SQLite."""

@@ -30,7 +30,7 @@ from .summary import refresh_summary
 log = logging.getLogger("memfuse_lite.fusion")
 
 RECORDED_SOURCES = frozenset({"call", "photo", "payment", "location", "fitness_health"})
-Neighbours = Callable[[np.ndarray, int], list[tuple[int, float]]]
+Neighbours = Callable[[np.ndarray, int, int], list[tuple[int, float]]]
 Arbiter = Callable[[EventView, Sequence[EventView]], bool]
 
 
@@ -200,8 +200,8 @@ class FusionAgent:
     def _candidates(self, db: apsw.Connection, e: EventView, zone: deque[EventView],
                     batch: list[EventView]) -> list[EventView]:
         seen = {c.id: c for c in (*zone, *batch) if c.id != e.id}
-        near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours) if i not in seen
-                and i != e.id]
+        near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours, e.id)
+                if i not in seen and i != e.id]
         seen.update(load_views(db, near))
         window = self.cfg.window_days * DAY
         return [c for c in seen.values() if abs(c.when - e.when) <= window
@@ -233,13 +233,12 @@ class FusionAgent:
                 a, b = sorted((e.id, c.id))
                 edges.append(Edge("semantic", a, b, round(cos, 4), "cosine"))
         for (score, cos), c in mates:
-            if (e.source != c.source or e.user != c.user) and (
-                    cos >= cfg.same_as_cos or (time_factor(e, c, cfg) >= 0.9
-                                               and _overlap(e.actors | e.entities,
-                                                            c.actors | c.entities) >= 0.5)):
+            conflict = _conflict(e, c)
+            if (not conflict and (e.source != c.source or e.user != c.user)
+                    and cos >= cfg.same_as_cos and time_factor(e, c, cfg) >= 0.9
+                    and _overlap(e.actors | e.entities, c.actors | c.entities) >= 0.5):
                 edges.append(Edge("same_as", e.id, c.id, round(score, 4),
                                   f"{c.source}/{c.user} reports the same happening"))
-            conflict = _conflict(e, c)
             if conflict:
                 newer, older = (e, c) if (e.ts, e.id) >= (c.ts, c.id) else (c, e)
                 edges.append(Edge("conflicts_with", newer.id, older.id, 1.0, conflict))

@@ -160,16 +160,19 @@ class HnswIndex(DerivedIndex):
                 return self._search_exact(query, viewer, k)
         return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
 
-    def search_all(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def search_all(self, query: np.ndarray, k: int, below: int | None = None
+                   ) -> list[tuple[int, float]]:
         """The k nearest live events regardless of audience (fusion is household-internal;
-        visibility is applied when fused memories are read)."""
+        visibility is applied when fused memories are read); ``below`` keeps only ids
+        smaller than it (rebuilding fusion sees only what came before, as online)."""
         with self._lock:
-            k = min(k, len(self))
+            k = min(k, len(self), below - 1 if below is not None else len(self))
             if k <= 0:
                 return []
             self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
+            filt = (lambda label: label < below) if below is not None else None
             try:
-                labels, dists = self.index.knn_query(query.reshape(1, -1), k=k)
+                labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
             except RuntimeError:
                 return []
         return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]

@@ -1,0 +1,170 @@
+"""Fusion quality on the shared LifeBench person: B-cubed precision/recall of fused
+memories against the records' ``event_id`` (ground truth, never ingested), beside two
+baselines in the same run: every record alone, and same day + cosine above a threshold.
+
+    python3 -m bench fusion --lang en [--llm qwen2.5-coder-0.5b]
+
+The memory is built once (bench/out/lifebench-LANG, shared with the quality benchmark);
+each setting re-runs fusion over the stored events (``MemFuse.rebuild_fusion``), so
+embedding is not repeated. Records labelled ``event_id`` 0 belong to no event and
+count as singletons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from memfuse_lite import MemFuse, MemFuseConfig
+from memfuse_lite.fusion.model import load_views
+
+from .adapters import lifebench_event_labels, lifebench_observations, lifebench_questions
+from .common import write_result
+from .quality import OUT, build
+
+
+def bcubed(pred: dict[str, str], gold: dict[str, str]) -> dict[str, float]:
+    """B-cubed precision, recall and F1 over the items both mappings share."""
+    items = [i for i in gold if i in pred]
+    by_pred: dict[str, set[str]] = defaultdict(set)
+    by_gold: dict[str, set[str]] = defaultdict(set)
+    for i in items:
+        by_pred[pred[i]].add(i)
+        by_gold[gold[i]].add(i)
+    p = r = 0.0
+    for i in items:
+        same = len(by_pred[pred[i]] & by_gold[gold[i]])
+        p += same / len(by_pred[pred[i]])
+        r += same / len(by_gold[gold[i]])
+    p, r = p / len(items), r / len(items)
+    return {"precision": round(p, 4), "recall": round(r, 4),
+            "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0}
+
+
+def records(mem: MemFuse) -> dict[int, str]:
+    """event id → "source:external_id"."""
+    with mem.store.reading() as db:
+        return {int(e): f"{s}:{x}" for e, s, x in db.execute(
+            "SELECT es.event_id, o.source, o.external_id FROM event_sources es"
+            " JOIN observations o ON o.id = es.observation_id")}
+
+
+def fused_assignment(mem: MemFuse, rec: dict[int, str]) -> dict[str, str]:
+    with mem.store.reading() as db:
+        rows = db.execute("SELECT event_id, fused_id FROM fused_members").fetchall()
+    return {rec[int(e)]: f"f{f}" for e, f in rows}
+
+
+def same_day_cosine(mem: MemFuse, rec: dict[int, str], threshold: float) -> dict[str, str]:
+    """Connected components of same-day event pairs with cosine >= threshold."""
+    with mem.store.reading() as db:
+        ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
+        views = load_views(db, ids)
+    parent = {i: i for i in ids}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    by_day: dict[object, list[int]] = defaultdict(list)
+    for i in ids:
+        by_day[datetime.fromtimestamp(views[i].when, tz=timezone.utc).date()].append(i)
+    for day_ids in by_day.values():
+        vecs = np.stack([views[i].vec for i in day_ids])
+        sims = vecs @ vecs.T
+        for a in range(len(day_ids)):
+            for b in range(a + 1, len(day_ids)):
+                if sims[a, b] >= threshold:
+                    parent[find(day_ids[a])] = find(day_ids[b])
+    return {rec[i]: f"c{find(i)}" for i in ids}
+
+
+def gold_labels(lang: str) -> dict[str, str]:
+    labels = {}
+    for (source, ext), event in lifebench_event_labels(lang).items():
+        key = f"{source}:{ext}"
+        labels[key] = key if event in ("0", "", "None") else f"e{event}"
+    return labels
+
+
+def evidence_cohesion(assign: dict[str, str], lang: str) -> float:
+    """Mean over questions (>= 2 evidence records) of the largest share of the question's
+    evidence that sits in one fused memory."""
+    shares = []
+    for q in lifebench_questions(lang):
+        ev = [f"{s}:{x}" for s, x in q["evidence"] if f"{s}:{x}" in assign]
+        if len(ev) < 2:
+            continue
+        counts: dict[str, int] = defaultdict(int)
+        for e in ev:
+            counts[assign[e]] += 1
+        shares.append(max(counts.values()) / len(ev))
+    return round(float(np.mean(shares)), 4) if shares else 0.0
+
+
+def summary(assign: dict[str, str]) -> dict[str, float]:
+    sizes: dict[str, int] = defaultdict(int)
+    for c in assign.values():
+        sizes[c] += 1
+    return {"clusters": len(sizes), "mean_members": round(len(assign) / max(len(sizes), 1), 3),
+            "multi_member_clusters": sum(1 for s in sizes.values() if s > 1)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry."""
+    ap = argparse.ArgumentParser(prog="python3 -m bench fusion", description=__doc__)
+    ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--llm", help="also run with this GGUF arbitrating ambiguous decisions")
+    ap.add_argument("--cosine", type=float, default=0.9, help="same-day baseline threshold")
+    args = ap.parse_args(argv)
+    path = OUT / f"lifebench-{args.lang}"
+    build(path, lifebench_observations(args.lang)).close()
+    gold = gold_labels(args.lang)
+    rows: list[dict[str, Any]] = []
+
+    mem = MemFuse(path)
+    rec = records(mem)
+    n_obs = len(rec)
+    singles = {r: r for r in rec.values()}
+    rows.append({"setting": "singletons", **bcubed(singles, gold), **summary(singles),
+                 "evidence_cohesion": evidence_cohesion(singles, args.lang)})
+    day = same_day_cosine(mem, rec, args.cosine)
+    rows.append({"setting": f"same day + cosine >= {args.cosine}", **bcubed(day, gold),
+                 **summary(day), "evidence_cohesion": evidence_cohesion(day, args.lang)})
+    settings: list[tuple[str, MemFuseConfig]] = [("memfuse rule-based", mem.config)]
+    if args.llm:
+        settings.append((f"memfuse + {args.llm} arbitration",
+                         replace(mem.config, fusion_llm=args.llm)))
+    mem.close()
+    for name, config in settings:
+        mem = MemFuse(path, config=config)
+        t0 = time.perf_counter()
+        mem.rebuild_fusion()
+        seconds = time.perf_counter() - t0
+        assign = fused_assignment(mem, rec)
+        llm = getattr(mem, "llm", None)
+        tokens = llm.meter.total().total_tokens if llm is not None else 0
+        rows.append({"setting": name, **bcubed(assign, gold), **summary(assign),
+                     "evidence_cohesion": evidence_cohesion(assign, args.lang),
+                     "fusion_obs_per_s": round(n_obs / seconds, 1),
+                     "llm_calls": mem.fusion.llm_calls if mem.fusion else 0,
+                     "llm_tokens_per_obs": round(tokens / n_obs, 2),
+                     "edges": mem.fusion.graph.counts() if mem.fusion else {}})
+        mem.close()
+    for r in rows:
+        print(f"{r['setting']:<40} P {r['precision']:.3f} R {r['recall']:.3f} "
+              f"F1 {r['f1']:.3f}  clusters {r['clusters']} (mean {r['mean_members']})  "
+              f"evidence-in-one-memory {r['evidence_cohesion']:.3f}"
+              + (f"  {r['fusion_obs_per_s']} obs/s, {r['llm_tokens_per_obs']} LLM tok/obs"
+                 if "fusion_obs_per_s" in r else ""))
+    write_result(f"fusion-lifebench-{args.lang}", {
+        "command": "python3 -m bench fusion " + " ".join(argv or []),
+        "dataset": f"lifebench-{args.lang}", "observations": n_obs, "rows": rows})
