@@ -150,8 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         mem.rebuild_fusion()
         seconds = time.perf_counter() - t0
         assign = fused_assignment(mem, rec)
-        llm = getattr(mem, "llm", None)
-        tokens = llm.meter.total().total_tokens if llm is not None else 0
+        tokens = sum(u.total_tokens for u in mem.llm_usage().values())
         rows.append({"setting": name, **bcubed(assign, gold), **summary(assign),
                      "evidence_cohesion": evidence_cohesion(assign, args.lang),
                      "fusion_obs_per_s": round(n_obs / seconds, 1),

@@ -142,6 +142,9 @@ class MemFuseConfig:
     fusion: FusionConfig = field(default_factory=FusionConfig)
     fusion_llm: str | None = None
     """A GGUF name or path: lets the LLM arbitrate ambiguous fusion decisions."""
+    extract_llm: str | None = None
+    """A GGUF name or path: lets the LLM refine each event's time, actors and place."""
+    llm_ctx: int = 4096
 
     def __post_init__(self) -> None:
         _positive("threads", self.threads)

@@ -20,6 +20,7 @@ from .config import MemFuseConfig
 from .embed.base import Embedder
 from .errors import IndexMismatch, InvalidObservation, MemFuseError, MemoryClosed, NotFound
 from .index.base import DerivedIndex
+from .llm.base import LLM
 from .index.dense import HnswIndex
 from .index.sparse import TantivyIndex
 from .fusion.agent import FusionAgent
@@ -88,9 +89,15 @@ class MemFuse:
         except BaseException:
             self.store.close()
             raise
+        self.llms: dict[str, LLM] = {}
         self.fusion = self._fusion_runtime() if self.config.fusion.enabled else None
+        extractor = None
+        if self.config.extract_llm:
+            from .ingest.llm_extract import LLMExtractor
+
+            extractor = LLMExtractor(self._load_llm(self.config.extract_llm))
         self.processor = BatchProcessor(self.store, self.embedder, self.indexes, self._view_lock,
-                                        fusion=self.fusion)
+                                        fusion=self.fusion, extractor=extractor)
         self.searcher = Searcher(self.store, self.embedder, self.dense, self.sparse,
                                  self.config.retrieval, self._view_lock,
                                  fused_of=self.fused_of)
@@ -99,17 +106,31 @@ class MemFuse:
         self._start_lock_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
+    def _load_llm(self, name: str) -> LLM:
+        """A local LLM by name or path (one instance each, shared by the tasks using it)."""
+        if name not in self.llms:
+            from .llm.llamacpp import LlamaCppLLM
+            from .prepare.registry import resolve_llm_file
+
+            self.llms[name] = LlamaCppLLM(resolve_llm_file(name, self.config.model_dir),
+                                          n_ctx=self.config.llm_ctx, threads=self.config.threads)
+        return self.llms[name]
+
+    def llm_usage(self) -> dict[str, Any]:
+        """LLM tokens per operation, summed over the loaded models."""
+        out: dict[str, Any] = {}
+        for llm in self.llms.values():
+            for op, usage in llm.meter.snapshot().items():
+                prev = out.get(op)
+                out[op] = usage if prev is None else prev + usage
+        return out
+
     def _fusion_runtime(self) -> FusionRuntime:
         arbiter = None
         if self.config.fusion_llm:
             from .fusion.arbiter import LLMArbiter
-            from .llm.llamacpp import LlamaCppLLM
-            from .prepare.registry import resolve_llm_file
 
-            self.llm = LlamaCppLLM(resolve_llm_file(self.config.fusion_llm,
-                                                    self.config.model_dir),
-                                   threads=self.config.threads)
-            arbiter = LLMArbiter(self.llm)
+            arbiter = LLMArbiter(self._load_llm(self.config.fusion_llm))
         agent = FusionAgent(self.config.fusion, self.dense.search_all, arbiter)
         with self.store.reading() as db:
             agent.load_zone(db)
@@ -359,6 +380,8 @@ class MemFuse:
             for index in self.indexes:
                 index.close()
             self.store.close()
+            for llm in self.llms.values():
+                llm.close()
 
     async def aclose(self) -> None:
         """Drain the ingestion queue, stop the worker, then close."""

@@ -18,6 +18,7 @@ from ..fusion.model import load_views
 from ..index.base import DerivedIndex
 from ..store.sqlite import IndexRow, NewEvent, Store, StoredObservation
 from .extract import EventDraft, extract_events
+from .llm_extract import LLMExtractor
 
 log = logging.getLogger("memfuse_lite.ingest")
 
@@ -56,8 +57,10 @@ class BatchProcessor:
         indexes: Sequence[DerivedIndex],
         view_lock: threading.RLock,
         fusion: FusionRuntime | None = None,
+        extractor: LLMExtractor | None = None,
     ) -> None:
         self.fusion = fusion
+        self.extractor = extractor
         self._fuse_seconds = 0.0
         self.store = store
         self.embedder = embedder
@@ -143,7 +146,10 @@ class BatchProcessor:
         dead: dict[int, str] = {}
         for item in items:
             try:
-                drafts.extend(extract_events(item))
+                found = extract_events(item)
+                if self.extractor is not None:
+                    found = [self.extractor.refine(d) for d in found]
+                drafts.extend(found)
             except Exception as exc:  # one bad record must not stop the queue
                 log.warning("observation %s dead-lettered in extraction: %r", item.id, exc)
                 dead[item.id] = f"extract: {exc!r}"
