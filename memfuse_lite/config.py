@@ -98,6 +98,7 @@ class FusionConfig:
     enabled: bool = True
     zone_size: int = 10
     neighbours: int = 10
+    time_neighbours: int = 10
     window_days: float = 3.0
     max_members: int = 10
     sim_floor: float = 0.80
@@ -107,13 +108,16 @@ class FusionConfig:
     w_actor: float = 0.15
     w_place: float = 0.05
     w_complement: float = 0.05
-    join_threshold: float = 0.45
-    ambiguous_threshold: float = 0.35
+    w_update: float = 0.15
+    join_threshold: float = 0.55
+    ambiguous_threshold: float = 0.40
     semantic_edge_cos: float = 0.93
     same_as_cos: float = 0.95
     order_edge_weight: float = 0.3
 
     def __post_init__(self) -> None:
+        if self.time_neighbours < 0:
+            raise ValueError("time_neighbours must be >= 0")
         for name in ("zone_size", "neighbours", "window_days", "max_members"):
             _positive(name, getattr(self, name))
         if not 0 <= self.ambiguous_threshold <= self.join_threshold <= 1.5:

@@ -92,9 +92,12 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
         return 0.0, cos
     sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
     place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
+    people = max(_overlap(a.actors, b.actors | b.entities), _overlap(b.actors, a.actors | a.entities))
     content = (cfg.w_sim * sim + cfg.w_entity * _overlap(a.entities, b.entities)
-               + cfg.w_actor * _overlap(a.actors, b.actors) + cfg.w_place * place)
+               + cfg.w_actor * people + cfg.w_place * place)
     score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
+    if (a.reschedule or a.cancel) and _scheduled(b) and _overlap(a.entities, b.entities) >= 0.5:
+        score += cfg.w_update  # an update naming a planned happening ("dinner … cancelled")
     return score, cos
 
 
@@ -202,6 +205,11 @@ class FusionAgent:
         seen = {c.id: c for c in (*zone, *batch) if c.id != e.id}
         near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours, e.id)
                 if i not in seen and i != e.id]
+        # Apps often sync in bulk, one app at a time: the zone then holds one source only
+        # and the nearest texts share its format. Events recorded around the same time
+        # bring in the other sources' fragments.
+        near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours)
+                 if i not in seen and i not in near]
         seen.update(load_views(db, near))
         window = self.cfg.window_days * DAY
         return [c for c in seen.values() if abs(c.when - e.when) <= window
@@ -286,6 +294,17 @@ def _conflict(a: EventView, b: EventView) -> str | None:
             return (f"time: {datetime.fromtimestamp(a0, tz=timezone.utc).strftime(fmt)} vs "
                     f"{datetime.fromtimestamp(b0, tz=timezone.utc).strftime(fmt)}")
     return None
+
+
+def _nearest_in_time(db: apsw.Connection, e: EventView, n: int) -> list[int]:
+    """Up to ``n`` earlier events observed closest in time to ``e`` (within a day)."""
+    if n <= 0:
+        return []
+    rows = db.execute(
+        "SELECT id FROM events WHERE id < ? AND ts_epoch BETWEEN ? AND ?"
+        " ORDER BY abs(ts_epoch - ?) LIMIT ?",
+        (e.id, e.ts - DAY, e.ts + DAY, e.ts, n)).fetchall()
+    return [int(r[0]) for r in rows]
 
 
 def _fused_of(db: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
