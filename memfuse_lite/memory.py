@@ -164,14 +164,10 @@ class MemFuse:
     def _catch_up(self) -> None:
         """Bring every derived index up to the store's last event (rebuild when needed)."""
         top = self.store.max_event_id()
-        restricted: dict[int, frozenset[str]] = {}
         live: set[int] = set()
         for batch in self.store.index_rows(after=0, batch=5000):
-            for row in batch:
-                live.add(row.id)
-                if row.audience is not None:
-                    restricted[row.id] = frozenset(row.audience)
-        self.dense.set_restricted(restricted)
+            live.update(row.id for row in batch)
+            self.dense.describe(batch)
         for index in self.indexes:
             if index.watermark > top:
                 log.warning("%s index is ahead of the store; rebuilding it", index.name)

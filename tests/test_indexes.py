@@ -73,8 +73,6 @@ def test_audience_is_filtered_inside_the_index(kind: str, tmp_path: Path) -> Non
     index = open_index(kind, tmp_path, emb)
     index.add(rows(emb, start=1, audience=("ben",)))
     index.add(rows(emb, start=100))
-    if kind == "dense":
-        index.set_restricted({i: frozenset({"ben"}) for i in range(1, 6)})
     ana = query(kind, index, emb, "grandma dinner", viewer="ana", k=5)
     ben = query(kind, index, emb, "grandma dinner", viewer="ben", k=10)
     assert ana and all(i >= 100 for i, _ in ana)

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,16 @@ def write_sidecar(path: Path, data: dict[str, Any]) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFilter:
+    """Constraints applied inside an index query (never by post-filtering a short list)."""
+
+    start: float | None = None
+    end: float | None = None
+    users: frozenset[str] | None = None
+    sources: frozenset[str] | None = None
 
 
 class DerivedIndex(ABC):

@@ -18,9 +18,10 @@ import numpy as np
 from ..config import IndexConfig
 from ..prepare.checksums import sha256_file
 from ..store.sqlite import IndexRow
-from .base import DerivedIndex, log, read_sidecar, write_sidecar
+from .base import DerivedIndex, IndexFilter, log, read_sidecar, write_sidecar
 
 FORMAT = 1
+EXACT_LIMIT = 2048
 
 
 class HnswIndex(DerivedIndex):
@@ -34,9 +35,14 @@ class HnswIndex(DerivedIndex):
         self.dims = dims
         self.model_key = model_key
         self.cfg = cfg
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._restricted: dict[int, frozenset[str]] = {}
         self._deleted: set[int] = set()
+        self._codes: dict[str, int] = {}
+        self._when = np.zeros(0, dtype=np.float64)
+        self._user = np.zeros(0, dtype=np.int32)
+        self._source = np.zeros(0, dtype=np.int32)
+        self._live = np.zeros(0, dtype=bool)
         self._last_save = time.monotonic()
         self._dirty = False
         self.watermark = 0
@@ -73,6 +79,7 @@ class HnswIndex(DerivedIndex):
                 index.set_ef(self.cfg.hnsw_ef_search)
                 self.index = index
                 self.watermark = int(meta["watermark"])  # type: ignore[index]
+                self._mark_loaded(index.get_ids_list())
                 return
             except (RuntimeError, ValueError, KeyError, TypeError) as exc:
                 reason = f"load failed: {exc}"
@@ -82,10 +89,42 @@ class HnswIndex(DerivedIndex):
         self.index = self._new()
         self.watermark = 0
 
-    def set_restricted(self, restricted: dict[int, frozenset[str]]) -> None:
-        """Labels visible only to some users (everything else is household-visible)."""
+    def _mark_loaded(self, ids: list[int]) -> None:
+        """Labels read from the file are live until the store says otherwise; their
+        time, user and source are filled in by :meth:`describe` at catch-up."""
+        if not ids:
+            return
+        size = max(ids) + 1
+        self._when = np.full(size, np.nan)
+        self._user = np.full(size, -1, dtype=np.int32)
+        self._source = np.full(size, -1, dtype=np.int32)
+        self._live = np.zeros(size, dtype=bool)
+        self._live[ids] = True
+
+    def _code(self, name: str) -> int:
+        return self._codes.setdefault(name, len(self._codes))
+
+    def describe(self, rows: Sequence[IndexRow]) -> None:
+        """Record what filters need of each event (its vector may already be indexed)."""
+        if not rows:
+            return
         with self._lock:
-            self._restricted = dict(restricted)
+            top = max(r.id for r in rows) + 1
+            if top > len(self._when):
+                size = max(top, 2 * len(self._when), 1024)
+                self._when = _grow(self._when, size, np.nan)
+                self._user = _grow(self._user, size, -1)
+                self._source = _grow(self._source, size, -1)
+                self._live = _grow(self._live, size, False)
+            for r in rows:
+                self._when[r.id] = r.when_epoch
+                self._user[r.id] = self._code(r.user)
+                self._source[r.id] = self._code(r.source)
+                self._live[r.id] = r.id not in self._deleted
+                if r.audience is not None:
+                    self._restricted[r.id] = frozenset(r.audience)
+                else:
+                    self._restricted.pop(r.id, None)
 
     def reset(self) -> None:
         """Drop everything."""
@@ -93,6 +132,7 @@ class HnswIndex(DerivedIndex):
             self.index = self._new()
             self._restricted = {}
             self._deleted = set()
+            self._live[:] = False
             self.watermark = 0
             self._dirty = True
 
@@ -108,10 +148,7 @@ class HnswIndex(DerivedIndex):
             self.index.add_items(vecs, np.array([r.id for r in rows], dtype=np.int64), num_threads=1)
             for r in rows:
                 self._deleted.discard(r.id)
-                if r.audience is not None:
-                    self._restricted[r.id] = frozenset(r.audience)
-                else:
-                    self._restricted.pop(r.id, None)
+            self.describe(rows)
             self.watermark = max(self.watermark, max(r.id for r in rows))
             self._dirty = True
         if time.monotonic() - self._last_save > self.cfg.save_every_s:
@@ -129,6 +166,8 @@ class HnswIndex(DerivedIndex):
                     continue  # never added
                 self._deleted.add(int(i))
                 self._restricted.pop(int(i), None)
+                if int(i) < len(self._live):
+                    self._live[int(i)] = False
             self._dirty = True
 
     def __len__(self) -> int:
@@ -139,26 +178,52 @@ class HnswIndex(DerivedIndex):
         with self._lock:
             return set(self.index.get_ids_list()) - self._deleted
 
-    def search(self, query: np.ndarray, viewer: str, k: int) -> list[tuple[int, float]]:
-        """The k nearest events the viewer may see, as (event id, cosine similarity)."""
+    def allowed(self, viewer: str, where: IndexFilter | None = None) -> np.ndarray:
+        """Boolean mask over labels: live, visible to ``viewer`` and within ``where``."""
+        mask = self._live.copy()
+        for label, aud in self._restricted.items():
+            if viewer not in aud and label < len(mask):
+                mask[label] = False
+        if where is not None:
+            if where.start is not None:
+                mask &= self._when >= where.start
+            if where.end is not None:
+                mask &= self._when <= where.end
+            if where.users is not None:
+                codes = [self._codes[u] for u in where.users if u in self._codes]
+                mask &= np.isin(self._user, codes)
+            if where.sources is not None:
+                codes = [self._codes[s] for s in where.sources if s in self._codes]
+                mask &= np.isin(self._source, codes)
+        return mask
+
+    def search(self, query: np.ndarray, viewer: str, k: int,
+               where: IndexFilter | None = None) -> list[tuple[int, float]]:
+        """The k nearest events the viewer may see within ``where``, as (id, cosine).
+
+        The filter runs inside the HNSW search; when few events pass it, they are scored
+        exactly instead (a filtered graph walk over a tiny subset wastes its time)."""
         with self._lock:
-            hidden = sum(1 for aud in self._restricted.values() if viewer not in aud)
-            k = min(k, len(self) - hidden)
+            mask = self.allowed(viewer, where)
+            available = int(mask.sum())
+            k = min(k, available)
             if k <= 0:
                 return []
-            restricted = self._restricted
-            filt = None
-            if hidden:
-                def filt(label: int) -> bool:
-                    aud = restricted.get(label)
-                    return aud is None or viewer in aud
+            if available <= EXACT_LIMIT:
+                return self._exact(query, np.flatnonzero(mask), k)
             self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
+            filt = None if available == len(self) else (lambda label: bool(mask[label]))
             try:
                 labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
             except RuntimeError:
-                # Fewer reachable than k (deleted or filtered out): ask for what exists.
-                return self._search_exact(query, viewer, k)
+                return self._exact(query, np.flatnonzero(mask), k)
         return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
+
+    def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
+        vecs = np.asarray(self.index.get_items(ids.tolist()), dtype=np.float32)
+        sims = vecs @ query / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(int(ids[i]), float(sims[i])) for i in order]
 
     def search_all(self, query: np.ndarray, k: int, below: int | None = None
                    ) -> list[tuple[int, float]]:
@@ -176,17 +241,6 @@ class HnswIndex(DerivedIndex):
             except RuntimeError:
                 return []
         return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
-
-    def _search_exact(self, query: np.ndarray, viewer: str, k: int) -> list[tuple[int, float]]:
-        ids = [i for i in self.index.get_ids_list()
-               if i not in self._deleted
-               and (i not in self._restricted or viewer in self._restricted[i])]
-        if not ids:
-            return []
-        vecs = np.asarray(self.index.get_items(ids), dtype=np.float32)
-        sims = vecs @ query / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
-        order = np.argsort(-sims)[:k]
-        return [(int(ids[i]), float(sims[i])) for i in order]
 
     def persist(self) -> None:
         """Write the index file and then its sidecar (both atomically)."""
@@ -216,3 +270,9 @@ class HnswIndex(DerivedIndex):
     def close(self) -> None:
         """Persist."""
         self.persist()
+
+
+def _grow(arr: np.ndarray, size: int, fill: object) -> np.ndarray:
+    out = np.full(size, fill, dtype=arr.dtype)
+    out[: len(arr)] = arr
+    return out

@@ -15,10 +15,10 @@ from pathlib import Path
 import tantivy
 
 from ..store.sqlite import IndexRow
-from .base import DerivedIndex, log, read_sidecar, write_sidecar
+from .base import DerivedIndex, IndexFilter, log, read_sidecar, write_sidecar
 from .tokenize import tokenize
 
-FORMAT = 1
+FORMAT = 2
 HOUSEHOLD = "*"
 
 
@@ -27,7 +27,9 @@ def _schema() -> tantivy.Schema:
     sb.add_integer_field("event_id", stored=True, indexed=True, fast=True)
     sb.add_text_field("text", stored=False, tokenizer_name="whitespace")
     sb.add_text_field("aud", stored=False, tokenizer_name="raw")
-    sb.add_float_field("ts", stored=False, indexed=True, fast=True)
+    sb.add_float_field("when", stored=False, indexed=True, fast=True)
+    sb.add_text_field("user", stored=False, tokenizer_name="raw")
+    sb.add_text_field("source", stored=False, tokenizer_name="raw")
     return sb.build()
 
 
@@ -95,7 +97,9 @@ class TantivyIndex(DerivedIndex):
                 doc.add_text("text", " ".join(tokenize(r.text)))
                 for a in r.audience or (HOUSEHOLD,):
                     doc.add_text("aud", a)
-                doc.add_float("ts", float(r.ts_epoch))
+                doc.add_float("when", float(r.when_epoch))
+                doc.add_text("user", r.user)
+                doc.add_text("source", r.source)
                 self.writer.add_document(doc)
             self.writer.commit()
             self.index.reload()
@@ -127,8 +131,9 @@ class TantivyIndex(DerivedIndex):
         res = searcher.search(tantivy.Query.all_query(), n)
         return {int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits}
 
-    def search(self, text: str, viewer: str, k: int) -> list[tuple[int, float]]:
-        """BM25 top-k events the viewer may see, as (event id, score)."""
+    def search(self, text: str, viewer: str, k: int,
+               where: IndexFilter | None = None) -> list[tuple[int, float]]:
+        """BM25 top-k events the viewer may see within ``where``, as (event id, score)."""
         tokens = list(dict.fromkeys(tokenize(text)))
         if not tokens or k <= 0:
             return []
@@ -139,14 +144,29 @@ class TantivyIndex(DerivedIndex):
         audience = tantivy.Query.const_score_query(
             tantivy.Query.term_set_query(self.schema, "aud", [HOUSEHOLD, viewer]), 0.0
         )
-        query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience)]
-        )
+        clauses = [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience)]
+        clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+                    for f in self._filters(where)]
+        query = tantivy.Query.boolean_query(clauses)
         with self._lock:
             searcher = self.index.searcher()
             res = searcher.search(query, k)
             return [(int(searcher.doc(addr)["event_id"][0]), float(score))
                     for score, addr in res.hits]
+
+    def _filters(self, where: IndexFilter | None) -> list[tantivy.Query]:
+        if where is None:
+            return []
+        out = []
+        if where.start is not None or where.end is not None:
+            out.append(tantivy.Query.range_query(
+                self.schema, "when", tantivy.FieldType.Float, where.start, where.end))
+        if where.users is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "user", sorted(where.users)))
+        if where.sources is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "source",
+                                                    sorted(where.sources)))
+        return out
 
     def persist(self) -> None:
         """Commits happen per batch; only the sidecar needs writing."""

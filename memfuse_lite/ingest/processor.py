@@ -17,6 +17,7 @@ from ..fusion.graph import FusionGraph
 from ..fusion.model import load_views
 from ..index.base import DerivedIndex
 from ..store.sqlite import IndexRow, NewEvent, Store, StoredObservation
+from ..timeutil import parse_ts, to_epoch
 from .extract import EventDraft, extract_events
 from .llm_extract import LLMExtractor
 
@@ -116,7 +117,9 @@ class BatchProcessor:
                 self.fusion.graph.add_edges(outcome.edges)
                 self.fusion.llm_calls += outcome.llm_calls
             rows = [
-                IndexRow(eid, ev.text, ev.audience, ev.ts_epoch, ev.embedding)
+                IndexRow(eid, ev.text, ev.audience, ev.ts_epoch, ev.embedding, ev.user,
+                         ev.source, to_epoch(parse_ts(ev.event_start)) if ev.event_start
+                         else None)
                 for eid, ev in zip(ids, events, strict=True)
             ]
             for index in self.indexes:

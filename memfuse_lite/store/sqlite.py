@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import StoreCorrupt, StoreError
 from ..records import AtomicEvent, IngestResult, Observation, Provenance
-from ..timeutil import to_epoch, to_iso
+from ..timeutil import parse_ts, to_epoch, to_iso
 from .migrations import MIGRATIONS
 
 Row = tuple[Any, ...]
@@ -57,13 +57,21 @@ class NewEvent:
 
 @dataclass(frozen=True, slots=True)
 class IndexRow:
-    """What a derived index needs of one event."""
+    """What a derived index needs of one event (``when``: event start, else observed)."""
 
     id: int
     text: str
     audience: tuple[str, ...] | None
     ts_epoch: float
     embedding: np.ndarray
+    user: str = ""
+    source: str = ""
+    when: float | None = None
+
+    @property
+    def when_epoch(self) -> float:
+        """The time constraints are applied to."""
+        return self.when if self.when is not None else self.ts_epoch
 
 
 def _audience_json(audience: Sequence[str] | None) -> str | None:
@@ -305,14 +313,15 @@ class Store:
         while True:
             with self.reading() as db:
                 rows = db.execute(
-                    "SELECT id, text, audience, ts_epoch, embedding FROM events"
-                    " WHERE id > ? ORDER BY id LIMIT ?",
+                    "SELECT id, text, audience, ts_epoch, embedding, user, source, event_start"
+                    " FROM events WHERE id > ? ORDER BY id LIMIT ?",
                     (last, batch),
                 ).fetchall()
             if not rows:
                 return
             yield [
-                IndexRow(r[0], r[1], _audience_load(r[2]), r[3], np.frombuffer(r[4], np.float32))
+                IndexRow(r[0], r[1], _audience_load(r[2]), r[3], np.frombuffer(r[4], np.float32),
+                         r[5], r[6], _epoch_or_none(r[7]))
                 for r in rows
             ]
             last = rows[-1][0]
@@ -373,6 +382,10 @@ class Store:
         tables = ("observations", "inbox", "dead_letters", "events", "fused_memories", "edges")
         with self.reading() as db:
             return {t: int(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
+
+
+def _epoch_or_none(value: str | None) -> float | None:
+    return None if value is None else to_epoch(parse_ts(value))
 
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
