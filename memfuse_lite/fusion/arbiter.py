@@ -22,7 +22,7 @@ def _meta(e: EventView) -> str:
 class LLMArbiter:
     """Asks the local LLM whether a new event belongs with its best candidates."""
 
-    def __init__(self, llm: LLM, max_tokens: int = 32) -> None:
+    def __init__(self, llm: LLM, max_tokens: int = 12) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
 

@@ -10,10 +10,7 @@ SYSTEM = ("You decide whether a new phone record describes the same real-world e
 
 SCHEMA = {
     "type": "object",
-    "properties": {
-        "same_episode": {"type": "boolean"},
-        "reason": {"type": "string", "maxLength": 80},
-    },
+    "properties": {"same_episode": {"type": "boolean"}},
     "required": ["same_episode"],
 }
 
