@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 Durability = Literal["normal", "full"]
-PIPELINES = ("dense", "bm25", "hybrid")
+PIPELINES = ("dense", "bm25", "hybrid", "fused", "agentic")
 
 
 def default_model_dir() -> Path:
@@ -67,12 +67,29 @@ class IndexConfig:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
-    """Search defaults (paper values): RRF constant 60, seed top-30, final top-20."""
+    """Search defaults (paper values): RRF constant 60, seed top-30, final top-20; up to 3
+    rewrites, constraints applied at confidence >= 0.6; causal edges 2 hops, semantic
+    edges 1 hop at similarity >= 0.8, score decay 0.7 per hop; at most 3 fused summaries
+    in the final context; agentic retrieval in 2-5 rounds. The ``use_*`` switches are
+    the ablations (no planner, no expansion, no fused summaries)."""
 
     rrf_k: int = 60
     seed_k: int = 30
     final_k: int = 20
     default_pipeline: str = "hybrid"
+    max_rewrites: int = 3
+    constraint_min_confidence: float = 0.6
+    causal_hops: int = 2
+    semantic_hops: int = 1
+    semantic_min_cos: float = 0.8
+    hop_decay: float = 0.7
+    max_fused_summaries: int = 3
+    boost: float = 1.25
+    agentic_min_rounds: int = 2
+    agentic_max_rounds: int = 5
+    use_planner: bool = True
+    use_expansion: bool = True
+    use_fused_summaries: bool = True
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)
@@ -146,6 +163,8 @@ class MemFuseConfig:
     fusion: FusionConfig = field(default_factory=FusionConfig)
     fusion_llm: str | None = None
     """A GGUF name or path: lets the LLM arbitrate ambiguous fusion decisions."""
+    answer_llm: str | None = None
+    """A GGUF name or path: writes answers and steers agentic retrieval."""
     extract_llm: str | None = None
     """A GGUF name or path: lets the LLM refine each event's time, actors and place."""
     llm_ctx: int = 4096

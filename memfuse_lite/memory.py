@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +19,14 @@ from typing import Any
 
 from .config import MemFuseConfig
 from .embed.base import Embedder
-from .errors import IndexMismatch, InvalidObservation, MemFuseError, MemoryClosed, NotFound
+from .errors import (
+    IndexMismatch,
+    InvalidObservation,
+    InvalidQuery,
+    MemFuseError,
+    MemoryClosed,
+    NotFound,
+)
 from .index.base import DerivedIndex
 from .llm.base import LLM
 from .index.dense import HnswIndex
@@ -28,7 +36,11 @@ from .fusion.graph import FusionGraph
 from .fusion.model import load_views
 from .ingest.processor import BatchProcessor, FusionRuntime
 from .ingest.queue import IngestQueue
+from .answer import Answer, Citation, compose
 from .fusion.summary import member_rows, template_summary, viewer_rows
+from .llm.base import Usage
+from .retrieve.agentic import AgenticRetriever
+from .retrieve.fused import FusedRetriever
 from .records import (
     AtomicEvent,
     Edge,
@@ -98,9 +110,15 @@ class MemFuse:
             extractor = LLMExtractor(self._load_llm(self.config.extract_llm))
         self.processor = BatchProcessor(self.store, self.embedder, self.indexes, self._view_lock,
                                         fusion=self.fusion, extractor=extractor)
+        fused = FusedRetriever(
+            self.store, self.embedder, self.dense, self.sparse,
+            lambda: self.fusion.graph if self.fusion is not None else None,
+            self.config.retrieval, self._view_lock, self._fused_view, self._people)
+        agentic = AgenticRetriever(fused, self.config.retrieval, self._answer_llm)
         self.searcher = Searcher(self.store, self.embedder, self.dense, self.sparse,
                                  self.config.retrieval, self._view_lock,
-                                 fused_of=self.fused_of)
+                                 fused_of=self.fused_of, fused=fused, agentic=agentic)
+        self._people_cache: tuple[int, tuple[list[str], list[str]]] | None = None
         self._queue: IngestQueue | None = None
         self._start_lock: asyncio.Lock | None = None
         self._start_lock_loop: asyncio.AbstractEventLoop | None = None
@@ -288,6 +306,65 @@ class MemFuse:
         if event is None or (viewer is not None and not can_see(viewer, event.audience)):
             raise NotFound(f"no event {event_id}" + (f" visible to {viewer}" if viewer else ""))
         return event
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        viewer: str,
+        now: datetime | None = None,
+        pipeline: str = "fused",
+        k: int | None = None,
+    ) -> Answer:
+        """Answer from memory with citations to the source records (``fused`` or ``agentic``
+        retrieval; the local LLM writes the answer when ``answer_llm`` is configured)."""
+        self._check_open()
+        if pipeline not in ("fused", "agentic"):
+            raise InvalidQuery("ask() uses the fused or agentic pipeline")
+        return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k)
+
+    def _ask(self, question: str, viewer: str, now: datetime | None, pipeline: str,
+             k: int | None) -> Answer:
+        t0 = time.perf_counter()
+        llm = self._answer_llm()
+        before = llm.meter.total() if llm is not None else Usage()
+        result = self.search(question, viewer=viewer, now=now, pipeline=pipeline, k=k)
+        text, known, cited, _ = compose(question, result.hits, result.fused, now, llm)
+        by_id = {h.event_id: h for h in result.hits}
+        usage = Usage()
+        if llm is not None:
+            after = llm.meter.total()
+            usage = Usage(after.prompt_tokens - before.prompt_tokens,
+                          after.completion_tokens - before.completion_tokens,
+                          after.calls - before.calls)
+        return Answer(question=question, text=text, known=known,
+                      citations=tuple(Citation(i, by_id[i].provenance) for i in cited),
+                      evidence=result.hits, fused=result.fused, pipeline=pipeline,
+                      rounds=result.rounds, usage=usage,
+                      latency_ms=(time.perf_counter() - t0) * 1000.0)
+
+    def _answer_llm(self) -> LLM | None:
+        return self._load_llm(self.config.answer_llm) if self.config.answer_llm else None
+
+    def _fused_view(self, fused_id: int, viewer: str) -> FusedMemory | None:
+        try:
+            return self.get_fused(fused_id, viewer=viewer)
+        except NotFound:
+            return None
+
+    def _people(self) -> tuple[list[str], list[str]]:
+        """Users of this memory and contacts named often enough to plan with (cached)."""
+        top = self.store.max_event_id()
+        if self._people_cache is None or self._people_cache[0] != top:
+            with self.store.reading() as db:
+                users = [r[0] for r in db.execute("SELECT DISTINCT user FROM events")]
+                counts: dict[str, int] = {}
+                for (actors,) in db.execute("SELECT actors FROM events WHERE actors != '[]'"):
+                    for a in json.loads(actors):
+                        counts[a] = counts.get(a, 0) + 1
+            contacts = [a for a, n in sorted(counts.items(), key=lambda kv: -kv[1])[:500]]
+            self._people_cache = (top, (users, contacts))
+        return self._people_cache[1]
 
     def get_fused(self, fused_id: int, *, viewer: str) -> FusedMemory:
         """A fused memory as ``viewer`` may see it (summary built from visible members)."""

@@ -299,16 +299,22 @@ class Hit:
     text: str
     provenance: tuple[Provenance, ...]
     fused_id: int | None = None
+    superseded_by: tuple[int, ...] = ()
+    via: str = "seed"
+    """How the hit was found: ``seed`` (index search) or the graph edge kind followed."""
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON form (see the CLI's query output)."""
-        return {
+        out: dict[str, Any] = {
             "event_id": self.event_id,
             "score": round(self.score, 6),
             "text": self.text,
             "fused_id": self.fused_id,
             "provenance": [p.to_json() for p in self.provenance],
         }
+        if self.superseded_by:
+            out["superseded_by"] = list(self.superseded_by)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,3 +326,6 @@ class SearchResult:
     pipeline: str
     hits: tuple[Hit, ...]
     latency_ms: float
+    fused: tuple[FusedMemory, ...] = ()
+    """Up to three fused memories the hits belong to (summaries as the viewer may see)."""
+    rounds: int = 1

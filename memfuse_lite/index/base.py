@@ -46,6 +46,8 @@ class IndexFilter:
 
     start: float | None = None
     end: float | None = None
+    observed_before: float | None = None
+    """Only what was recorded by then (a question asked at ``now`` sees memory as of now)."""
     users: frozenset[str] | None = None
     sources: frozenset[str] | None = None
 

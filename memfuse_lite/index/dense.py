@@ -40,6 +40,7 @@ class HnswIndex(DerivedIndex):
         self._deleted: set[int] = set()
         self._codes: dict[str, int] = {}
         self._when = np.zeros(0, dtype=np.float64)
+        self._ts = np.zeros(0, dtype=np.float64)
         self._user = np.zeros(0, dtype=np.int32)
         self._source = np.zeros(0, dtype=np.int32)
         self._live = np.zeros(0, dtype=bool)
@@ -96,6 +97,7 @@ class HnswIndex(DerivedIndex):
             return
         size = max(ids) + 1
         self._when = np.full(size, np.nan)
+        self._ts = np.full(size, np.nan)
         self._user = np.full(size, -1, dtype=np.int32)
         self._source = np.full(size, -1, dtype=np.int32)
         self._live = np.zeros(size, dtype=bool)
@@ -113,11 +115,13 @@ class HnswIndex(DerivedIndex):
             if top > len(self._when):
                 size = max(top, 2 * len(self._when), 1024)
                 self._when = _grow(self._when, size, np.nan)
+                self._ts = _grow(self._ts, size, np.nan)
                 self._user = _grow(self._user, size, -1)
                 self._source = _grow(self._source, size, -1)
                 self._live = _grow(self._live, size, False)
             for r in rows:
                 self._when[r.id] = r.when_epoch
+                self._ts[r.id] = r.ts_epoch
                 self._user[r.id] = self._code(r.user)
                 self._source[r.id] = self._code(r.source)
                 self._live[r.id] = r.id not in self._deleted
@@ -189,6 +193,8 @@ class HnswIndex(DerivedIndex):
                 mask &= self._when >= where.start
             if where.end is not None:
                 mask &= self._when <= where.end
+            if where.observed_before is not None:
+                mask &= self._ts <= where.observed_before
             if where.users is not None:
                 codes = [self._codes[u] for u in where.users if u in self._codes]
                 mask &= np.isin(self._user, codes)

@@ -18,7 +18,7 @@ from ..store.sqlite import IndexRow
 from .base import DerivedIndex, IndexFilter, log, read_sidecar, write_sidecar
 from .tokenize import tokenize
 
-FORMAT = 2
+FORMAT = 3
 HOUSEHOLD = "*"
 
 
@@ -28,6 +28,7 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("text", stored=False, tokenizer_name="whitespace")
     sb.add_text_field("aud", stored=False, tokenizer_name="raw")
     sb.add_float_field("when", stored=False, indexed=True, fast=True)
+    sb.add_float_field("ts", stored=False, indexed=True, fast=True)
     sb.add_text_field("user", stored=False, tokenizer_name="raw")
     sb.add_text_field("source", stored=False, tokenizer_name="raw")
     return sb.build()
@@ -98,6 +99,7 @@ class TantivyIndex(DerivedIndex):
                 for a in r.audience or (HOUSEHOLD,):
                     doc.add_text("aud", a)
                 doc.add_float("when", float(r.when_epoch))
+                doc.add_float("ts", float(r.ts_epoch))
                 doc.add_text("user", r.user)
                 doc.add_text("source", r.source)
                 self.writer.add_document(doc)
@@ -161,6 +163,9 @@ class TantivyIndex(DerivedIndex):
         if where.start is not None or where.end is not None:
             out.append(tantivy.Query.range_query(
                 self.schema, "when", tantivy.FieldType.Float, where.start, where.end))
+        if where.observed_before is not None:
+            out.append(tantivy.Query.range_query(
+                self.schema, "ts", tantivy.FieldType.Float, None, where.observed_before))
         if where.users is not None:
             out.append(tantivy.Query.term_set_query(self.schema, "user", sorted(where.users)))
         if where.sources is not None:

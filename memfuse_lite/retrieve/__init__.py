@@ -1,6 +1,7 @@
 """Retrieval: pipelines over the derived indexes."""
 
 from .rrf import rrf
-from .search import PIPELINES, Searcher
+from ..config import PIPELINES
+from .search import Searcher
 
 __all__ = ["PIPELINES", "Searcher", "rrf"]

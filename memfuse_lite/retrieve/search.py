@@ -7,16 +7,17 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from ..config import RetrievalConfig
+from ..config import PIPELINES, RetrievalConfig
 from ..embed.base import Embedder
 from ..errors import InvalidQuery
 from ..index.dense import HnswIndex
 from ..index.sparse import TantivyIndex
 from ..records import Hit, SearchResult, can_see
 from ..store.sqlite import Store
+from .agentic import AgenticRetriever
+from .fused import FusedContext, FusedRetriever
 from .rrf import rrf
 
-PIPELINES = ("dense", "bm25", "hybrid")
 MAX_QUERY_CHARS = 4096
 MAX_K = 1000
 
@@ -54,8 +55,12 @@ class Searcher:
         cfg: RetrievalConfig,
         view_lock: threading.RLock,
         fused_of: Callable[[int], int | None] = lambda _eid: None,
+        fused: FusedRetriever | None = None,
+        agentic: AgenticRetriever | None = None,
     ) -> None:
         self.fused_of = fused_of
+        self.fused = fused
+        self.agentic = agentic
         self.store = store
         self.embedder = embedder
         self.dense = dense
@@ -73,11 +78,15 @@ class Searcher:
         pipeline: str | None = None,
     ) -> SearchResult:
         """Top-k events for ``viewer`` (``now`` is accepted for the time-aware pipelines)."""
-        del now  # used by the planner-based pipelines
         k = self.cfg.final_k if k is None else k
         pipeline = pipeline or self.cfg.default_pipeline
         check_query(query, viewer, k, pipeline)
         t0 = time.perf_counter()
+        if pipeline in ("fused", "agentic"):
+            ctx, rounds = self.context(query, viewer=viewer, k=k, now=now, pipeline=pipeline)
+            return SearchResult(query=query, viewer=viewer, pipeline=pipeline, hits=ctx.hits,
+                                latency_ms=(time.perf_counter() - t0) * 1000.0,
+                                fused=ctx.fused, rounds=rounds)
         depth = max(k, self.cfg.seed_k)
         qvec = self.embedder.embed_query(query) if pipeline in ("dense", "hybrid") else None
         with self.view_lock:
@@ -100,3 +109,12 @@ class Searcher:
         latency = (time.perf_counter() - t0) * 1000.0
         return SearchResult(query=query, viewer=viewer, pipeline=pipeline, hits=hits,
                             latency_ms=latency)
+
+    def context(self, query: str, *, viewer: str, k: int, now: datetime | None,
+                pipeline: str) -> tuple[FusedContext, int]:
+        """The fused or agentic context and the rounds it took."""
+        if self.fused is None or self.agentic is None:
+            raise InvalidQuery(f"pipeline {pipeline!r} needs fusion enabled")
+        if pipeline == "agentic":
+            return self.agentic.retrieve(query, viewer=viewer, now=now, k=k)
+        return self.fused.retrieve(query, viewer=viewer, now=now, k=k), 1

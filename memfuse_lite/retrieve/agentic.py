@@ -1,0 +1,109 @@
+"""Answer-time agentic retrieval: 2-5 rounds of read → enough? → follow-up query.
+
+With a local LLM, the model judges sufficiency and writes the follow-up (tokens counted
+under ``agentic``). Without one, a deterministic fallback runs the minimum number of
+rounds, following up with the people and entities of the best evidence so far
+(pseudo-relevance feedback).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from ..config import RetrievalConfig
+from ..errors import LLMError
+from ..fusion.features import entities_of
+from ..llm.base import LLM
+from ..prompts import agentic
+from ..records import Hit
+from .fused import FusedContext, FusedRetriever
+from .planner import Plan, keywords
+
+log = logging.getLogger("memfuse_lite.retrieve")
+EVIDENCE_CHARS = 220
+
+
+def format_evidence(hits: Sequence[Hit], limit: int = 20) -> str:
+    """Numbered evidence lines, as the LLM prompts expect them."""
+    lines = []
+    for h in hits[:limit]:
+        p = h.provenance[0] if h.provenance else None
+        head = f"[{h.event_id}] {p.ts[:16]} {p.source}/{p.user}" if p else f"[{h.event_id}]"
+        note = f" (superseded by {', '.join(map(str, h.superseded_by))})" if h.superseded_by else ""
+        text = " ".join(h.text.split())[:EVIDENCE_CHARS]
+        lines.append(f"{head}{note}: {text}")
+    return "\n".join(lines)
+
+
+def merge(first: FusedContext, more: FusedContext, k: int) -> FusedContext:
+    """Union of two contexts by best score, fused memories deduplicated."""
+    best: dict[int, Hit] = {h.event_id: h for h in first.hits}
+    for h in more.hits:
+        if h.event_id not in best or best[h.event_id].score < h.score:
+            best[h.event_id] = h
+    fused = {f.id: f for f in (*first.fused, *more.fused)}
+    n_fused = min(len(fused), 3)
+    hits = sorted(best.values(), key=lambda h: (-h.score, h.event_id))[: max(1, k - n_fused)]
+    return FusedContext(first.plan, tuple(hits), tuple(list(fused.values())[:n_fused]))
+
+
+class AgenticRetriever:
+    """Rounds of fused retrieval steered by the LLM (or by the fallback)."""
+
+    def __init__(self, fused: FusedRetriever, cfg: RetrievalConfig,
+                 llm: Callable[[], LLM | None]) -> None:
+        self.fused = fused
+        self.cfg = cfg
+        self.llm = llm
+
+    def retrieve(self, question: str, *, viewer: str, now: datetime | None, k: int
+                 ) -> tuple[FusedContext, int]:
+        """The merged context and the number of rounds taken."""
+        plan = self.fused.plan(question, now)
+        ctx = self.fused.retrieve(question, viewer=viewer, now=now, k=k, plan=plan)
+        asked = {question}
+        rounds = 1
+        llm = self.llm()
+        while rounds < self.cfg.agentic_max_rounds:
+            follow = self._follow_up(question, ctx, llm, rounds)
+            if not follow or follow in asked:
+                break
+            asked.add(follow)
+            rounds += 1
+            more = self.fused.retrieve(follow, viewer=viewer, now=now, k=k,
+                                       plan=Plan(follow, (follow,), plan.constraints))
+            ctx = merge(ctx, more, k)
+        return ctx, rounds
+
+    def _follow_up(self, question: str, ctx: FusedContext, llm: LLM | None,
+                   rounds: int) -> str | None:
+        if llm is None:
+            if rounds >= self.cfg.agentic_min_rounds:
+                return None
+            return self._feedback_query(question, ctx)
+        try:
+            value, _ = llm.complete_json(agentic.messages(question, format_evidence(ctx.hits)),
+                                         agentic.SCHEMA, max_tokens=48, operation="agentic")
+        except LLMError as exc:
+            log.warning("agentic round failed: %s", exc)
+            return None if rounds >= self.cfg.agentic_min_rounds else \
+                self._feedback_query(question, ctx)
+        if value.get("sufficient") and rounds >= self.cfg.agentic_min_rounds:
+            return None
+        follow = str(value.get("follow_up") or "").strip()
+        return follow or (None if rounds >= self.cfg.agentic_min_rounds
+                          else self._feedback_query(question, ctx))
+
+    @staticmethod
+    def _feedback_query(question: str, ctx: FusedContext) -> str | None:
+        words = keywords(question).split()
+        for h in ctx.hits[:3]:
+            for w in entities_of(h.text):
+                if w not in words:
+                    words.append(w)
+                if len(words) >= 10:
+                    break
+        query = " ".join(words)
+        return query or None

@@ -1,0 +1,66 @@
+"""Graph expansion from seed events over the causal fusion graph.
+
+Causal edges are followed up to ``causal_hops`` in both directions, semantic edges one
+hop (similarity >= ``semantic_min_cos``), fused-memory membership (siblings) and the
+report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
+score by ``hop_decay``. Nothing the viewer may not see is entered, so expansion never
+crosses into another user's private records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..config import RetrievalConfig
+from ..fusion.graph import FusionGraph
+
+ONE_HOP = ("supersedes", "conflicts_with", "same_as")
+
+
+def expand(
+    seeds: dict[int, float],
+    graph: FusionGraph,
+    cfg: RetrievalConfig,
+    visible: Callable[[list[int]], set[int]],
+    in_range: Callable[[list[int]], set[int]] | None = None,
+) -> dict[int, tuple[float, str]]:
+    """Scores of seeds and of what they reach, with how each was reached."""
+    found: dict[int, tuple[float, str]] = {i: (s, "seed") for i, s in seeds.items()}
+    frontier = dict(seeds)
+    for hop in range(1, max(cfg.causal_hops, cfg.semantic_hops, 1) + 1):
+        reached: dict[int, tuple[float, str]] = {}
+        for eid, score in frontier.items():
+            decayed = score * cfg.hop_decay
+            for edge in graph.edges_of(eid):
+                other = edge.dst if edge.src == eid else edge.src
+                if edge.kind == "causal" and hop <= cfg.causal_hops:
+                    kind = "causal"
+                elif edge.kind == "semantic" and hop <= cfg.semantic_hops and (
+                        edge.weight >= cfg.semantic_min_cos):
+                    kind = "semantic"
+                elif edge.kind in ONE_HOP and hop == 1:
+                    kind = edge.kind
+                else:
+                    continue
+                if reached.get(other, (0.0, ""))[0] < decayed:
+                    reached[other] = (decayed, kind)
+            if hop == 1:
+                fid = graph.fused_of(eid)
+                if fid is not None:
+                    for sibling in graph.members(fid):
+                        if sibling != eid and reached.get(sibling, (0.0, ""))[0] < decayed:
+                            reached[sibling] = (decayed, "member_of")
+        new = [i for i in reached if i not in found or found[i][0] < reached[i][0]]
+        if not new:
+            break
+        allowed = visible(new)
+        if in_range is not None:
+            semantic = [i for i in new if reached[i][1] == "semantic"]
+            allowed -= set(semantic) - in_range(semantic)
+        frontier = {}
+        for i in new:
+            if i in allowed:
+                found[i] = reached[i]
+                if reached[i][1] == "causal":
+                    frontier[i] = reached[i][0]
+    return found

@@ -1,0 +1,197 @@
+"""The ``fused`` pipeline: planner → constrained hybrid seeds → graph expansion → context
+grouped under fused memories, with superseded reports marked."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..embed.base import Embedder
+from ..fusion.graph import FusionGraph
+from ..index.base import IndexFilter
+from ..index.dense import HnswIndex
+from ..index.sparse import TantivyIndex
+from ..records import AtomicEvent, FusedMemory, Hit, can_see
+from ..store.sqlite import Store
+from ..timeutil import parse_ts, to_epoch
+from .expand import expand
+from .planner import Constraint, Plan, plan_query
+from .rrf import rrf
+
+
+@dataclass(frozen=True, slots=True)
+class FusedContext:
+    """The final context of one retrieval."""
+
+    plan: Plan
+    hits: tuple[Hit, ...]
+    fused: tuple[FusedMemory, ...]
+
+
+def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilter | None:
+    start = end = None
+    users: set[str] = set()
+    sources: set[str] = set()
+    for c in constraints:
+        if c.kind == "time" and isinstance(c.value, tuple):
+            start, end = c.value
+        elif c.kind == "user":
+            users.add(str(c.value))
+        elif c.kind == "source":
+            sources.add(str(c.value))
+    before = to_epoch(now) if now is not None else None
+    if start is None and not users and not sources and before is None:
+        return None
+    return IndexFilter(start=start, end=end, observed_before=before,
+                       users=frozenset(users) or None, sources=frozenset(sources) or None)
+
+
+def _when(event: AtomicEvent) -> float:
+    return to_epoch(parse_ts(event.event_start or event.ts))
+
+
+def _matches(event: AtomicEvent, c: Constraint) -> bool:
+    if c.kind == "time" and isinstance(c.value, tuple):
+        return c.value[0] <= _when(event) <= c.value[1]
+    if c.kind == "user":
+        return event.user == c.value
+    if c.kind == "source":
+        return event.source == c.value
+    if c.kind == "contact":
+        needle = str(c.value).lower()
+        return any(needle in a.lower() for a in event.actors) or needle in event.text.lower()
+    return False
+
+
+class FusedRetriever:
+    """Fusion-aware retrieval over the indexes and the fusion graph."""
+
+    def __init__(self, store: Store, embedder: Embedder, dense: HnswIndex, sparse: TantivyIndex,
+                 graph: Callable[[], FusionGraph | None], cfg: RetrievalConfig,
+                 view_lock: threading.RLock,
+                 fused_view: Callable[[int, str], FusedMemory | None],
+                 people: Callable[[], tuple[list[str], list[str]]]) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.dense = dense
+        self.sparse = sparse
+        self.graph = graph
+        self.cfg = cfg
+        self.view_lock = view_lock
+        self.fused_view = fused_view
+        self.people = people
+
+    def plan(self, question: str, now: datetime | None) -> Plan:
+        """The plan for a question (a pass-through plan when the planner is off)."""
+        if not self.cfg.use_planner:
+            return Plan(question, (question,))
+        users, contacts = self.people()
+        plan = plan_query(question, now, users=users, contacts=contacts)
+        return Plan(plan.question, plan.rewrites[: self.cfg.max_rewrites], plan.constraints)
+
+    def retrieve(self, question: str, *, viewer: str, now: datetime | None, k: int,
+                 extra_queries: Sequence[str] = (), plan: Plan | None = None) -> FusedContext:
+        """Seeds, expansion and the grouped final context for one question."""
+        cfg = self.cfg
+        plan = plan or self.plan(question, now)
+        applied = plan.applied(cfg.constraint_min_confidence)
+        where = _where(applied, now)
+        queries = list(dict.fromkeys([*plan.rewrites, *extra_queries]))
+        vectors = self.embedder.embed(queries, role="query")
+        with self.view_lock:
+            seeds = self._seeds(queries, vectors, viewer, where)
+            if not seeds and where is not None:  # the constraints found nothing: relax them
+                seeds = self._seeds(queries, vectors, viewer, _where((), now))
+            if not seeds and where is not None:
+                seeds = self._seeds(queries, vectors, viewer, None)
+            events = self.store.get_events(list(seeds))
+            for c in plan.boosts(cfg.constraint_min_confidence):
+                for eid, ev in events.items():
+                    if _matches(ev, c):
+                        seeds[eid] *= cfg.boost
+            graph = self.graph()
+            if graph is not None and cfg.use_expansion:
+                found = expand(seeds, graph, cfg,
+                               visible=lambda ids: self._visible(ids, viewer, now),
+                               in_range=self._in_range(applied))
+            else:
+                found = {i: (s, "seed") for i, s in seeds.items()}
+            events.update(self.store.get_events([i for i in found if i not in events]))
+            superseded = self._superseded(graph, list(found), viewer, now)
+        scored = []
+        for eid, (score, via) in found.items():
+            ev = events.get(eid)
+            if ev is None or not can_see(viewer, ev.audience):
+                continue
+            newer = [found[s][0] for s in superseded.get(eid, ()) if s in found]
+            if newer:  # an out-of-date report ranks just below what replaced it
+                score = min(score, min(newer) * 0.999)
+            scored.append((score, eid, via))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return self._context(plan, scored, events, superseded, graph, viewer, k)
+
+    def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
+               where: IndexFilter | None) -> dict[int, float]:
+        depth = self.cfg.seed_k
+        lists = []
+        for query, vec in zip(queries, vectors, strict=True):
+            lists.append(self.dense.search(vec, viewer, depth, where=where))
+            lists.append(self.sparse.search(query, viewer, depth, where=where))
+        return dict(rrf(lists, k=self.cfg.rrf_k)[:depth])
+
+    def _visible(self, ids: list[int], viewer: str, now: datetime | None = None) -> set[int]:
+        """Events the viewer may see and that were recorded by ``now``."""
+        limit = to_epoch(now) if now is not None else None
+        return {i for i, ev in self.store.get_events(ids).items()
+                if can_see(viewer, ev.audience)
+                and (limit is None or to_epoch(parse_ts(ev.ts)) <= limit)}
+
+    def _in_range(self, applied: Sequence[Constraint]) -> Callable[[list[int]], set[int]] | None:
+        times = [c for c in applied if c.kind == "time"]
+        if not times:
+            return None
+        c = times[0]
+        return lambda ids: {i for i, ev in self.store.get_events(ids).items() if _matches(ev, c)}
+
+    def _superseded(self, graph: FusionGraph | None, ids: list[int], viewer: str,
+                    now: datetime | None) -> dict[int, tuple[int, ...]]:
+        if graph is None:
+            return {}
+        out: dict[int, tuple[int, ...]] = {}
+        for eid in ids:
+            newer = [e.src for e in graph.edges_of(eid, ("supersedes",), "in")]
+            if newer:
+                visible = self._visible(newer, viewer, now)
+                if visible:
+                    out[eid] = tuple(sorted(visible))
+        return out
+
+    def _context(self, plan: Plan, scored: list[tuple[float, int, str]],
+                 events: dict[int, AtomicEvent], superseded: dict[int, tuple[int, ...]],
+                 graph: FusionGraph | None, viewer: str, k: int) -> FusedContext:
+        fused: list[FusedMemory] = []
+        if self.cfg.use_fused_summaries and graph is not None:
+            seen: set[int] = set()
+            for _, eid, _ in scored[:k]:
+                fid = graph.fused_of(eid)
+                if fid is None or fid in seen or len(graph.members(fid)) < 2:
+                    continue
+                seen.add(fid)
+                view = self.fused_view(fid, viewer)
+                if view is not None:
+                    fused.append(view)
+                if len(fused) >= self.cfg.max_fused_summaries:
+                    break
+        slots = max(1, k - len(fused))  # each fused summary takes one of the k places
+        hits = tuple(
+            Hit(event_id=eid, score=score, text=events[eid].text,
+                provenance=events[eid].provenance,
+                fused_id=graph.fused_of(eid) if graph is not None else None,
+                superseded_by=superseded.get(eid, ()), via=via)
+            for score, eid, via in scored[:slots])
+        return FusedContext(plan, hits, tuple(fused))

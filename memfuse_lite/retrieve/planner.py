@@ -1,0 +1,115 @@
+"""The rule-based query planner: rewrites and constraints (time, user, contact, source).
+
+A constraint at confidence >= ``RetrievalConfig.constraint_min_confidence`` (0.6) filters
+inside the index queries; below it, it only boosts matching events.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..fusion.features import entities_of
+from ..timeutil import to_epoch
+from .timerange import find_time_range
+
+SOURCE_WORDS: list[tuple[str, str, float]] = [
+    # (pattern, source, confidence when named explicitly as where the record is)
+    (r"\b(?:in|on|from) my calendar\b|\bcalendar (?:entry|event|says)\b|日历|日程", "calendar", 0.8),
+    (r"\b(?:the|a|my) (?:text|sms|text message)s?\b|\btexted\b|短信", "sms", 0.7),
+    (r"\b(?:the|a|my) (?:call|phone call)s?\b|\bcall log\b|通话记录|来电|打电话", "call", 0.7),
+    (r"\b(?:the|a|my) (?:photo|picture|pic)s?\b|照片|相册", "photo", 0.7),
+    (r"\b(?:in|from) my notes?\b|备忘录|笔记", "note", 0.7),
+    (r"\b(?:the|a) (?:notification|push)s?\b|通知|推送", "push", 0.7),
+    (r"\b(?:the|an|my) e-?mails?\b|邮件", "email", 0.7),
+    (r"\b(?:the|our|a) chat\b|聊天|微信", "chat", 0.6),
+]
+WEAK_SOURCE = {"call": r"\bcall(?:ed|s)?\b|\brang\b|电话", "photo": r"\bphoto|picture|拍",
+               "sms": r"\bmessage|text\b", "calendar": r"\bschedul|日程"}
+QUESTION_WORDS = set("""what when where who whom whose which why how did does do is are was were
+will would could should can have has had the a an my me i of to in on at for about with from
+please tell remember recall 什么 什么时候 哪里 哪儿 谁 为什么 怎么 怎样 哪个 吗 呢 了 的 我 我的""".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """One thing the question restricts: ``kind`` is time, user, contact or source."""
+
+    kind: str
+    value: str | tuple[float, float]
+    confidence: float
+    phrase: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Up to three rewrites of the question and its constraints."""
+
+    question: str
+    rewrites: tuple[str, ...]
+    constraints: tuple[Constraint, ...] = field(default=())
+
+    def applied(self, min_confidence: float) -> tuple[Constraint, ...]:
+        """Constraints strong enough to filter."""
+        return tuple(c for c in self.constraints if c.confidence >= min_confidence)
+
+    def boosts(self, min_confidence: float) -> tuple[Constraint, ...]:
+        """Constraints that only boost."""
+        return tuple(c for c in self.constraints if c.confidence < min_confidence)
+
+
+def keywords(question: str, drop: Sequence[str] = ()) -> str:
+    """The question's content words (time phrases and question words removed)."""
+    text = question
+    for phrase in drop:
+        text = text.replace(phrase, " ")
+    words = [w for w in entities_of(text) if w not in QUESTION_WORDS]
+    return " ".join(words)
+
+
+def plan_query(question: str, now: datetime | None, *, users: Sequence[str] = (),
+               contacts: Sequence[str] = ()) -> Plan:
+    """Rewrites and constraints of a question asked at ``now`` (None: no time constraint)."""
+    constraints: list[Constraint] = []
+    phrases: list[str] = []
+    if now is not None:
+        rng = find_time_range(question, now)
+        if rng is not None:
+            constraints.append(Constraint("time", (to_epoch(rng.start), to_epoch(rng.end)),
+                                          rng.confidence, rng.phrase))
+            phrases.append(rng.phrase)
+    lowered = question.lower()
+    for pattern, source, conf in SOURCE_WORDS:
+        m = re.search(pattern, lowered)
+        if m:
+            constraints.append(Constraint("source", source, conf, m.group(0)))
+            break
+    else:
+        for source, pattern in WEAK_SOURCE.items():
+            m = re.search(pattern, lowered)
+            if m:
+                constraints.append(Constraint("source", source, 0.4, m.group(0)))
+                break
+    for user in users:
+        if user and re.search(rf"(?<!\w){re.escape(user.lower())}(?!\w)", lowered):
+            # "Ben's calendar" / "from Ben" names whose record it is; a bare name may
+            # just be who the record is about.
+            owned = re.search(rf"{re.escape(user.lower())}'s|from {re.escape(user.lower())}",
+                              lowered)
+            constraints.append(Constraint("user", user, 0.65 if owned else 0.4, user))
+    for contact in contacts:
+        if len(contact) >= 2 and contact.lower() in lowered and contact not in users:
+            constraints.append(Constraint("contact", contact, 0.5, contact))
+    rewrites = [question]
+    kw = keywords(question, phrases)
+    if kw and kw.lower() != question.lower():
+        rewrites.append(kw)
+    people = [c.value for c in constraints if c.kind in ("contact", "user")]
+    if people and isinstance(people[0], str):
+        words = list(dict.fromkeys([str(p) for p in people] + kw.split()))
+        focus = " ".join(words)
+        if focus.lower() not in (r.lower() for r in rewrites):
+            rewrites.append(focus)
+    return Plan(question, tuple(rewrites[:3]), tuple(constraints))

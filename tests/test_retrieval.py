@@ -1,0 +1,157 @@
+"""Fusion-aware retrieval and grounded answers on the hand-written scenarios."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
+from memfuse_lite.config import IngestConfig, RetrievalConfig
+
+from .scenarios import DENTIST, GRANDMA, TRIP, Row, observations
+
+NOISE_TOPICS = [
+    "Grocery delivery arriving between 6 and 7 pm", "Weekly team sync notes: budget review",
+    "Your electricity bill of 230 yuan is due", "Rainy weather expected all weekend",
+    "Gym class reminder: spin at 7am", "Package from JD.com shipped",
+    "Mia's piano lesson moved to the music school hall", "Car insurance renewal notice",
+    "Book club picks 'The Three-Body Problem'", "Lunch with colleagues at the noodle bar",
+    "Photo: sunset over the river", "Parking fee paid 15 yuan",
+]
+
+
+def noise(n: int) -> list[Row]:
+    rows: list[Row] = []
+    for i in range(n):
+        day = 1 + i % 28
+        text = f"{NOISE_TOPICS[i % len(NOISE_TOPICS)]} (#{i})"
+        rows.append((f"noise-{i}", ["note", "push", "email", "sms"][i % 4],
+                     ["ana", "ben"][i % 2], "phone", f"2025-02-{day:02d}T{8 + i % 10:02d}:00",
+                     text, {}, "household"))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def mem(tmp_path_factory: pytest.TempPathFactory, embedder, model_dir: Path) -> MemFuse:
+    path = tmp_path_factory.mktemp("retrieval")
+    memory = MemFuse(path, config=MemFuseConfig(model_dir=model_dir,
+                                                ingest=IngestConfig(batch_size=16)),
+                     embedder=embedder)
+
+    async def run() -> None:
+        for obs in observations(noise(60) + DENTIST + TRIP + GRANDMA):
+            await memory.ingest(obs)
+        await memory.flush()
+
+    asyncio.run(run())
+    yield memory
+    memory.close()
+
+
+def keys(mem: MemFuse, hits) -> list[str]:
+    return [h.provenance[0].external_id for h in hits]
+
+
+def test_current_report_comes_first_and_is_cited(mem: MemFuse) -> None:
+    now = datetime(2025, 3, 5, 9, 0)
+    result = mem.search("When is my dentist appointment now?", viewer="ana", now=now,
+                        pipeline="fused")
+    found = keys(mem, result.hits)
+    assert found[0] in ("den-chat", "den-sms")
+    assert found.index("den-cal") > found.index(found[0])
+    cal = next(h for h in result.hits if h.provenance[0].external_id == "den-cal")
+    assert cal.superseded_by, "the out-of-date calendar entry is marked superseded"
+    assert "den-distractor" not in found, "recorded after the question was asked"
+    assert "den-photo" not in found, "recorded after the question was asked"
+    answer = asyncio.run(mem.ask("When is my dentist appointment now?", viewer="ana", now=now))
+    assert answer.known
+    cited = [c.provenance[0].external_id for c in answer.citations]
+    assert cited[0] in ("den-chat", "den-sms")
+    assert "Thursday 4pm" in answer.text and "replaces" in answer.text
+
+
+def test_fusion_brings_in_records_that_do_not_match_the_words(mem: MemFuse) -> None:
+    question = "Why was the appointment moved?"
+    fused = keys(mem, mem.search(question, viewer="ana", pipeline="fused", k=20).hits)
+    assert {"den-chat", "den-cal", "den-call"} <= set(fused)
+    words = ("appointment", "moved")
+    assert not any(w in "Call from Dr. Lin's clinic, 2 min".lower() for w in words)
+
+
+def test_time_constraint_excludes_the_wrong_day_distractor(mem: MemFuse) -> None:
+    now = datetime(2025, 3, 25)
+    hits = mem.search("dentist in early March", viewer="ana", now=now, pipeline="fused").hits
+    found = keys(mem, hits)
+    assert "den-distractor" not in found
+    assert {"den-chat", "den-cal"} <= set(found)
+    plain = keys(mem, mem.search("dentist in early March", viewer="ana", now=now,
+                                 pipeline="hybrid").hits)
+    assert "den-distractor" in plain, "without the planner the distractor is retrieved"
+
+
+def test_causal_chain_is_followed(mem: MemFuse) -> None:
+    hits = mem.search("Why was the dinner with the Wangs cancelled?", viewer="ana",
+                      pipeline="fused").hits
+    by_key = {h.provenance[0].external_id: h for h in hits}
+    assert "trip-cancel" in by_key and "trip-move" in by_key
+    assert keys(mem, hits).index("trip-cancel") < keys(mem, hits).index("trip-move")
+
+
+@pytest.mark.parametrize("pipeline", ["fused", "agentic"])
+def test_private_evidence_never_reaches_another_viewer(mem: MemFuse, pipeline: str) -> None:
+    question = "What should Ben bring to the family dinner at grandma's?"
+    for viewer in ("ana", "mia"):
+        result = mem.search(question, viewer=viewer, pipeline=pipeline)
+        assert "gm-private" not in keys(mem, result.hits)
+        assert all("jade" not in f.summary for f in result.fused)
+        answer = asyncio.run(mem.ask(question, viewer=viewer, pipeline=pipeline))
+        assert "jade" not in answer.text
+        assert all(h.provenance[0].external_id != "gm-private" for h in answer.evidence)
+    ben = mem.search(question, viewer="ben", pipeline=pipeline)
+    assert "gm-private" in keys(mem, ben.hits)
+
+
+def test_agentic_takes_rounds_and_unknown_questions_are_unknown(mem: MemFuse) -> None:
+    result = mem.search("Why was the appointment moved?", viewer="ana", pipeline="agentic")
+    assert 2 <= result.rounds <= 5
+    answer = asyncio.run(mem.ask("What is the name of my first pet hamster?", viewer="ana"))
+    assert not answer.known and not answer.citations
+    with pytest.raises(InvalidQuery):
+        asyncio.run(mem.ask("x", viewer="ana", pipeline="bm25"))
+
+
+def test_ablation_switches(tmp_path: Path, mem: MemFuse, embedder, model_dir: Path) -> None:
+    mem.close()
+    plain = MemFuse(mem.path, embedder=embedder, config=MemFuseConfig(
+        model_dir=model_dir, retrieval=RetrievalConfig(use_planner=False, use_expansion=False,
+                                                       use_fused_summaries=False)))
+    result = plain.search("Why was the appointment moved?", viewer="ana", pipeline="fused")
+    assert result.fused == ()
+    assert all(h.via == "seed" for h in result.hits)
+    plain.close()
+    mem.__init__(mem.path, config=mem.config, embedder=embedder)  # reopen for later tests
+
+
+def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedder,
+                                                          model_dir: Path) -> None:
+    memory = MemFuse(tmp_path / "m", embedder=embedder, config=MemFuseConfig(
+        model_dir=model_dir, answer_llm="smollm2-135m", llm_ctx=4096))
+
+    async def run():
+        for obs in observations(DENTIST):
+            await memory.ingest(obs)
+        await memory.flush()
+        return await memory.ask("When is my dentist appointment now?", viewer="ana",
+                                now=datetime(2025, 3, 5, 9), pipeline="agentic")
+
+    answer = asyncio.run(run())
+    evidence = {h.event_id for h in answer.evidence}
+    assert {c.event_id for c in answer.citations} <= evidence
+    assert answer.usage.calls >= 2 and answer.usage.prompt_tokens > 100
+    assert set(memory.llm_usage()) >= {"answer", "agentic"}
+    assert answer.text
+    memory.close()
+
