@@ -15,7 +15,7 @@ from .config import MemFuseConfig, default_model_dir
 from .errors import MemFuseError, NotFound
 from .memory import MemFuse, reembed
 
-PIPELINE_CHOICES = ("dense", "bm25", "hybrid")
+PIPELINE_CHOICES = ("dense", "bm25", "hybrid", "fused", "agentic")
 
 
 def _config(args: argparse.Namespace) -> MemFuseConfig:
@@ -107,6 +107,49 @@ def cmd_search(args: argparse.Namespace) -> int:
             for p in hit.provenance:
                 print(f"       ← {p.source} #{p.external_id} · {p.user} · {p.device or '-'} "
                       f"· {p.ts}")
+    return 0
+
+
+# -- ask ------------------------------------------------------------------------------
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer a question from memory, citing the source records."""
+    from .timeutil import parse_ts
+
+    config = _config(args)
+    if args.llm:
+        from dataclasses import replace
+
+        config = replace(config, answer_llm=args.llm)
+    now = parse_ts(args.now) if args.now else None
+
+    async def run() -> Any:
+        mem = MemFuse(args.db, config=config)
+        try:
+            return await mem.ask(args.question, viewer=args.viewer, now=now,
+                                 pipeline=args.pipeline, k=args.k)
+        finally:
+            mem.close()
+
+    answer = asyncio.run(run())
+    if args.json:
+        _print_json({"question": answer.question, "answer": answer.text, "known": answer.known,
+                     "citations": [{"event_id": c.event_id,
+                                    "provenance": [p.to_json() for p in c.provenance]}
+                                   for c in answer.citations],
+                     "evidence": [h.to_json() for h in answer.evidence],
+                     "rounds": answer.rounds, "pipeline": answer.pipeline,
+                     "tokens": {"prompt": answer.usage.prompt_tokens,
+                                "completion": answer.usage.completion_tokens},
+                     "latency_ms": round(answer.latency_ms, 1)})
+        return 0
+    print(answer.text)
+    for c in answer.citations:
+        for p in c.provenance:
+            print(f"  [{c.event_id}] ← {p.source} #{p.external_id} · {p.user} · "
+                  f"{p.device or '-'} · {p.ts}")
+    print(f"({answer.pipeline}, {answer.rounds} round(s), {len(answer.evidence)} evidence, "
+          f"{answer.usage.total_tokens} LLM tokens, {answer.latency_ms:.0f} ms)")
     return 0
 
 
@@ -284,6 +327,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("query", nargs="?")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("ask", parents=[common], help="answer a question with citations")
+    p.add_argument("--db", required=True)
+    p.add_argument("--viewer", required=True)
+    p.add_argument("--now")
+    p.add_argument("--k", type=int, default=20)
+    p.add_argument("--pipeline", choices=("fused", "agentic"), default="fused")
+    p.add_argument("--llm", help="GGUF name or path that writes the answer (default: none, "
+                                 "an extractive answer)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("question")
+    p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("show", parents=[common], help="an event with its source trail")
     p.add_argument("--db", required=True)

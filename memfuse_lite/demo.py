@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import datetime
 
 from .memory import MemFuse
 from .records import IngestResult, Observation
@@ -22,16 +23,21 @@ SCENARIO: list[tuple[str, str, str, str, str, str]] = [
      "household"),
     ("chat", "mia", "phone", "2025-03-05T19:00", "学校周五下午开家长会，妈妈能来吗？", "household"),
     ("calendar", "ben", "laptop", "2025-03-05T21:00", "家长会 周五 15:00 实验小学", "household"),
+    ("calendar", "ana", "laptop", "2025-03-03T09:00", "Dinner with the Wangs, Friday 19:00",
+     "household"),
+    ("email", "ben", "laptop", "2025-03-07T09:00",
+     "Airline notice: flight MU5101 to Beijing is delayed, now departs 13:30 instead of 11:30",
+     "household"),
     ("sms", "ben", "phone", "2025-03-07T09:15",
-     "Flight MU5101 to Beijing delayed 2 hours, dinner with the Wangs cancelled", "household"),
-    ("email", "ben", "laptop", "2025-03-07T09:40",
-     "Airline notice: MU5101 now departs 13:30 instead of 11:30", "household"),
+     "Dinner with the Wangs is cancelled because my flight to Beijing is delayed",
+     "household"),
     ("note", "ben", "phone", "2025-03-07T10:00", "Private: surprise birthday gift for Ana — "
      "the jade bracelet, pick up Saturday", "private"),
     ("push", "ana", "phone", "2025-03-08T11:00",
      "Your parcel from JD.com was delivered to the front desk", "household"),
 ]
 
+NOW = datetime(2025, 3, 9, 20, 0)
 QUESTIONS: list[tuple[str, str]] = [
     ("ana", "When is my dentist appointment now?"),
     ("ben", "Why was the dinner with the Wangs cancelled?"),
@@ -75,10 +81,19 @@ async def run_demo(mem: MemFuse, echo: Callable[[str], None] = print, k: int = 3
     echo(f"ingested {accepted} observations ({len(results) - accepted} duplicates) "
          f"from {len({s[0] for s in SCENARIO})} apps, {len({s[1] for s in SCENARIO})} users\n")
     for viewer, question in QUESTIONS:
-        result = mem.search(question, viewer=viewer, k=k)
-        echo(f"[{viewer}] {question}   ({result.latency_ms:.1f} ms)")
-        for rank, hit in enumerate(result.hits, start=1):
-            p = hit.provenance[0]
-            echo(f"  {rank}. {hit.text}")
+        answer = await mem.ask(question, viewer=viewer, now=NOW)
+        echo(f"[{viewer}] {question}   ({answer.latency_ms:.1f} ms)")
+        echo(f"  → {answer.text}")
+        for c in answer.citations:
+            p = c.provenance[0]
             echo(f"     ← {p.source} #{p.external_id} · {p.user} · {p.device} · {p.ts}")
+        echo("  evidence:")
+        for hit in answer.evidence[:k]:
+            p = hit.provenance[0]
+            mark = f" (superseded by {', '.join(map(str, hit.superseded_by))})" \
+                if hit.superseded_by else ""
+            echo(f"   [{hit.event_id}] {hit.text[:90]}{mark}")
+            echo(f"        ← {p.source} #{p.external_id} · {p.user} · {p.device} · {p.ts}")
+        for f in answer.fused[:1]:
+            echo(f"  fused memory {f.id}: {f.summary[:160]}")
         echo("")

@@ -83,7 +83,7 @@ def test_demo_runs(argv_common: list[str], e5_dir: Path,
                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", *argv_common]) == 0
     out = capsys.readouterr().out
-    assert "ingested 12 observations" in out
+    assert "ingested 13 observations" in out
     assert "← chat #demo-1" in out
     ana_gift = out.split("[ana] What gift")[1].split("[ben]")[0]
     assert "jade" not in ana_gift, "a private note leaked into another user's results"

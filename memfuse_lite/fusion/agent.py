@@ -138,7 +138,11 @@ class FusionAgent:
             candidates = self._candidates(db, e, zone, batch)
             fused_of = dict(assigned)
             fused_of.update(_fused_of(db, [c.id for c in candidates if c.id not in assigned]))
-            scored = sorted(((pair_score(e, c, self.cfg), c) for c in candidates),
+            cause = self._cause(e, candidates)
+            # "X because Y": Y is another happening, linked causally, never fused with X
+            scored = sorted(((pair_score(e, c, self.cfg), c) for c in candidates
+                             if cause is None or fused_of.get(c.id) is None
+                             or fused_of.get(c.id) != fused_of.get(cause.id)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
             target = self._decide(e, scored, fused_of, out)
             if target is not None:
@@ -150,7 +154,7 @@ class FusionAgent:
             out.members.append((e.id, target))
             fused_of[e.id] = target
             out.touched.add(target)
-            out.edges.extend(self._edges(e, scored, fused_of, target, db))
+            out.edges.extend(self._edges(e, scored, fused_of, target, cause))
             zone.append(e)
             batch.append(e)
         for edge in out.edges:
@@ -232,7 +236,7 @@ class FusionAgent:
         return None
 
     def _edges(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-               fused_of: dict[int, int], target: int, db: apsw.Connection) -> list[Edge]:
+               fused_of: dict[int, int], target: int, cause: EventView | None) -> list[Edge]:
         cfg = self.cfg
         edges: list[Edge] = []
         mates = [(s, c) for s, c in scored if fused_of.get(c.id) == target]
@@ -258,7 +262,6 @@ class FusionAgent:
             if prev is not None:
                 edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
                                   "order within the episode"))
-        cause = self._cause(e, [c for _, c in scored])
         if cause is not None:
             edges.append(Edge("causal", cause.id, e.id, 1.0, "explicit cue"))
         return edges
@@ -283,7 +286,7 @@ class FusionAgent:
 
 def _conflict(a: EventView, b: EventView) -> str | None:
     """Why two reports of one episode disagree (time or status), or None."""
-    if a.cancel != b.cancel:
+    if a.cancel != b.cancel and _scheduled(b if a.cancel else a):
         return "status: cancelled"
     if _scheduled(a) and _scheduled(b):
         a0, a1 = a.start, a.end if a.end is not None else a.start

@@ -96,8 +96,10 @@ def plan_query(question: str, now: datetime | None, *, users: Sequence[str] = ()
         if user and re.search(rf"(?<!\w){re.escape(user.lower())}(?!\w)", lowered):
             # "Ben's calendar" / "from Ben" names whose record it is; a bare name may
             # just be who the record is about.
-            owned = re.search(rf"{re.escape(user.lower())}'s|from {re.escape(user.lower())}",
-                              lowered)
+            name = re.escape(user.lower())
+            owned = re.search(rf"{name}'s (?:calendar|messages?|texts?|sms|notes?|photos?|"
+                              rf"pictures?|phone|e-?mails?|chats?|calls?)|(?:from|by) {name}\b"
+                              rf"|{name}的(?:日历|短信|照片|笔记|手机|消息)", lowered)
             constraints.append(Constraint("user", user, 0.65 if owned else 0.4, user))
     for contact in contacts:
         if len(contact) >= 2 and contact.lower() in lowered and contact not in users:
