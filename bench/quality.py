@@ -18,7 +18,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memfuse_lite import MemFuse, Observation
+from dataclasses import replace
+
+from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
@@ -32,12 +34,18 @@ from .common import write_result
 
 OUT = Path(__file__).resolve().parent / "out"
 KS = (5, 10, 20)
-PIPELINES = ("bm25", "dense", "hybrid")
+PIPELINES = ("bm25", "dense", "hybrid", "fused", "agentic")
+ABLATIONS = {
+    "fused-no-planner": {"use_planner": False},
+    "fused-no-expansion": {"use_expansion": False},
+    "fused-no-summaries": {"use_fused_summaries": False},
+}
 
 
-def build(path: Path, observations: Iterable[dict[str, Any]]) -> MemFuse:
+def build(path: Path, observations: Iterable[dict[str, Any]],
+          config: MemFuseConfig | None = None) -> MemFuse:
     """Open the memory at ``path``, ingesting the observations if it is new."""
-    mem = MemFuse(path)
+    mem = MemFuse(path, config=config)
     if mem.stats()["observations"] == 0:
         items = [Observation.from_json(o) for o in observations]
 
@@ -49,12 +57,12 @@ def build(path: Path, observations: Iterable[dict[str, Any]]) -> MemFuse:
             await mem.aclose()
 
         asyncio.run(run())
-        mem = MemFuse(path)
+        mem = MemFuse(path, config=config)
     return mem
 
 
 def score(mem: MemFuse, questions: Iterable[dict[str, Any]], pipelines: Iterable[str],
-          acc: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+          acc: dict[tuple[str, str], list[dict[str, Any]]], label: str | None = None) -> None:
     """Run every question through every pipeline; append per-question scores to ``acc``."""
     for q in questions:
         gold = {tuple(e) for e in q["evidence"]}
@@ -64,6 +72,7 @@ def score(mem: MemFuse, questions: Iterable[dict[str, Any]], pipelines: Iterable
         for pipeline in pipelines:
             hits = mem.search(q["text"][:4000], viewer=q["viewer"], k=max(KS), now=now,
                               pipeline=pipeline).hits
+            pipeline = label or pipeline
             found = [{(p.source, p.external_id) for p in h.provenance} for h in hits]
             row: dict[str, Any] = {"recall": {}, "all_hit": {}, "any_hit": {}}
             for k in KS:
@@ -94,18 +103,33 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--dataset", required=True,
                     choices=("lifebench-en", "lifebench-zh", "locomo"))
     ap.add_argument("--pipelines", nargs="+", default=list(PIPELINES))
+    ap.add_argument("--ablations", action="store_true",
+                    help="also run the fused pipeline without planner / expansion / summaries")
+    ap.add_argument("--refuse", action="store_true",
+                    help="re-run fusion over the stored events first (after fusion changes)")
     args = ap.parse_args(argv)
     acc: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     if args.dataset.startswith("lifebench"):
         lang = args.dataset.split("-")[1]
-        mem = build(OUT / args.dataset, lifebench_observations(lang))
-        score(mem, lifebench_questions(lang), args.pipelines, acc)
-        mem.close()
+        runs = [(OUT / args.dataset, lambda: lifebench_observations(lang),
+                 lambda: lifebench_questions(lang))]
     else:
-        for i, conv in enumerate(locomo_conversations()):
-            mem = build(OUT / f"locomo-{i}", locomo_observations(conv))
-            score(mem, locomo_questions(conv, i), args.pipelines, acc)
-            mem.close()
+        convs = locomo_conversations()
+        runs = [(OUT / f"locomo-{i}", lambda c=c: locomo_observations(c),
+                 lambda c=c, i=i: locomo_questions(c, i)) for i, c in enumerate(convs)]
+    for path, observations, questions in runs:
+        mem = build(path, observations())
+        if args.refuse:
+            mem.rebuild_fusion()
+        score(mem, questions(), args.pipelines, acc)
+        base = mem.config
+        mem.close()
+        if args.ablations:
+            for label, switches in ABLATIONS.items():
+                mem = MemFuse(path, config=replace(base, retrieval=replace(base.retrieval,
+                                                                           **switches)))
+                score(mem, questions(), ["fused"], acc, label=label)
+                mem.close()
     rows = summarise(acc)
     for r in rows:
         print(f"{r['category']:<32} {r['pipeline']:<7} n={r['questions']:<4} "
