@@ -31,7 +31,7 @@ from .adapters import (
 )
 from .common import current_rss_mb, peak_rss_mb, percentiles, write_result
 
-PIPELINES = ("bm25", "dense", "hybrid")
+PIPELINES = ("bm25", "dense", "hybrid", "fused", "agentic")
 
 
 def corpus() -> Iterator[dict[str, Any]]:
