@@ -39,9 +39,11 @@ def main(argv: list[str] | None = None) -> None:
         config = replace(base.config, answer_llm=llm)
         base.close()
         mem = MemFuse(path, config=config)
-        latencies, prompt, completion, calls, grounded = [], 0, 0, 0, 0
+        latencies: list[float] = []
+        prompt = completion = calls = grounded = 0
 
-        async def run() -> None:
+        async def run(mem: MemFuse = mem, pipeline: str = pipeline,
+                      latencies: list[float] = latencies) -> None:
             nonlocal prompt, completion, calls, grounded
             for q in questions:
                 answer = await mem.ask(q["text"][:2000], viewer=q["viewer"],

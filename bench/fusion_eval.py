@@ -16,7 +16,7 @@ import argparse
 import time
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -76,7 +76,7 @@ def same_day_cosine(mem: MemFuse, rec: dict[int, str], threshold: float) -> dict
 
     by_day: dict[object, list[int]] = defaultdict(list)
     for i in ids:
-        by_day[datetime.fromtimestamp(views[i].when, tz=timezone.utc).date()].append(i)
+        by_day[datetime.fromtimestamp(views[i].when, tz=UTC).date()].append(i)
     for day_ids in by_day.values():
         vecs = np.stack([views[i].vec for i in day_ids])
         sims = vecs @ vecs.T

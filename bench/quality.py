@@ -13,12 +13,11 @@ import argparse
 import asyncio
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
-
-from dataclasses import replace
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.timeutil import parse_ts

@@ -77,6 +77,34 @@ def quality_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def fusion_section(r: dict[str, Any]) -> list[str]:
+    lines = [f"### Fusion quality: {r['dataset']} ({r['observations']} records)", "",
+             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+             "B-cubed against the records' `event_id` (never ingested); evidence cohesion = "
+             "mean share of a question's evidence records inside one fused memory.", "",
+             "| setting | precision | recall | F1 | memories | mean members | evidence "
+             "cohesion | fusion obs/s | LLM tokens/obs |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['setting']} | {row['precision']:.3f} | {row['recall']:.3f} | "
+                     f"{row['f1']:.3f} | {row['clusters']} | {row['mean_members']} | "
+                     f"{row['evidence_cohesion']:.3f} | {row.get('fusion_obs_per_s', '')} | "
+                     f"{row.get('llm_tokens_per_obs', '')} |")
+    return lines + [""]
+
+
+def ask_section(r: dict[str, Any]) -> list[str]:
+    lines = [f"### ask: {r['dataset']} ({r['questions']} questions)", "",
+             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+             "| answer LLM | pipeline | p50 ms | p95 ms | LLM calls/q | prompt tok/q "
+             "| completion tok/q | cites gold evidence |", "|---|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lat = row["latency_ms"]
+        lines.append(f"| {row['llm']} | {row['pipeline']} | {lat['p50']} | {lat['p95']} | "
+                     f"{row['llm_calls_per_q']} | {row['prompt_tokens_per_q']} | "
+                     f"{row['completion_tokens_per_q']} | {row['cites_gold_evidence']} |")
+    return lines + [""]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Write RESULTS.md."""
     del argv
@@ -91,7 +119,13 @@ def main(argv: list[str] | None = None) -> None:
     if "models" in results:
         lines += models_section(results["models"])
     for name, r in results.items():
+        if name.startswith("fusion-"):
+            lines += fusion_section(r)
+    for name, r in results.items():
         if name.startswith("quality-"):
             lines += quality_section(r)
+    for name, r in results.items():
+        if name.startswith("ask-"):
+            lines += ask_section(r)
     OUT.write_text("\n".join(lines))
     print(f"wrote {OUT}")

@@ -61,7 +61,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                                         if isinstance(c, int) and c in ids))
             known = bool(value.get("known")) and bool(cited)
             text = str(value.get("answer") or "").strip() or DONT_KNOW
-            return (text if known else DONT_KNOW if not text else text), known, cited, \
+            return (text if known or text else DONT_KNOW), known, cited, \
                 completion.usage
         except LLMError as exc:
             log.warning("LLM answer failed, answering extractively: %s", exc)

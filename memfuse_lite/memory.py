@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .answer import Answer, Citation, compose
 from .config import MemFuseConfig
 from .embed.base import Embedder
 from .errors import (
@@ -27,20 +28,16 @@ from .errors import (
     MemoryClosed,
     NotFound,
 )
-from .index.base import DerivedIndex
-from .llm.base import LLM
-from .index.dense import HnswIndex
-from .index.sparse import TantivyIndex
 from .fusion.agent import FusionAgent
 from .fusion.graph import FusionGraph
 from .fusion.model import load_views
+from .fusion.summary import member_rows, template_summary, viewer_rows
+from .index.base import DerivedIndex
+from .index.dense import HnswIndex
+from .index.sparse import TantivyIndex
 from .ingest.processor import BatchProcessor, FusionRuntime
 from .ingest.queue import IngestQueue
-from .answer import Answer, Citation, compose
-from .fusion.summary import member_rows, template_summary, viewer_rows
-from .llm.base import Usage
-from .retrieve.agentic import AgenticRetriever
-from .retrieve.fused import FusedRetriever
+from .llm.base import LLM, Usage
 from .records import (
     AtomicEvent,
     Edge,
@@ -50,6 +47,8 @@ from .records import (
     SearchResult,
     can_see,
 )
+from .retrieve.agentic import AgenticRetriever
+from .retrieve.fused import FusedRetriever
 from .retrieve.search import Searcher
 from .store.sqlite import Store
 

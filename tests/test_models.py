@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memfuse_lite import ModelChecksumError, ModelError, ModelNotPrepared
+from memfuse_lite import ModelChecksumError, ModelNotPrepared
 from memfuse_lite.embed import OnnxEmbedder
 from memfuse_lite.prepare import load_manifest, resolve_embedder_dir, resolve_llm_file
 from memfuse_lite.prepare.e5 import VERIFY_SENTENCES, neighbour_overlap

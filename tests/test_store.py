@@ -35,10 +35,9 @@ def test_atomic_nests_as_savepoints_and_rolls_back(tmp_path: Path) -> None:
             raise RuntimeError("undo the inner savepoint only")
     assert store.meta_get("outer") == "1"
     assert store.meta_get("inner") is None
-    with pytest.raises(StoreError):
-        with store.atomic() as db:
-            db.execute("INSERT INTO meta VALUES ('x', '1')")
-            db.execute("INSERT INTO meta VALUES ('x', '2')")  # primary key violation
+    with pytest.raises(StoreError), store.atomic() as db:
+        db.execute("INSERT INTO meta VALUES ('x', '1')")
+        db.execute("INSERT INTO meta VALUES ('x', '2')")  # primary key violation
     assert store.meta_get("x") is None
     store.close()
 

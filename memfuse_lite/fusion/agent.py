@@ -16,7 +16,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import apsw
 import numpy as np
@@ -40,7 +40,7 @@ def _scheduled(e: EventView) -> bool:
 
 
 def _day(epoch: float) -> object:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).date()
+    return datetime.fromtimestamp(epoch, tz=UTC).date()
 
 
 def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
@@ -240,7 +240,7 @@ class FusionAgent:
         cfg = self.cfg
         edges: list[Edge] = []
         mates = [(s, c) for s, c in scored if fused_of.get(c.id) == target]
-        for (score, cos), c in scored:
+        for (_, cos), c in scored:
             if cos >= cfg.semantic_edge_cos:
                 a, b = sorted((e.id, c.id))
                 edges.append(Edge("semantic", a, b, round(cos, 4), "cosine"))
@@ -294,8 +294,8 @@ def _conflict(a: EventView, b: EventView) -> str | None:
         assert a0 is not None and b0 is not None and a1 is not None and b1 is not None
         if a1 < b0 or b1 < a0:
             fmt = "%a %H:%M"
-            return (f"time: {datetime.fromtimestamp(a0, tz=timezone.utc).strftime(fmt)} vs "
-                    f"{datetime.fromtimestamp(b0, tz=timezone.utc).strftime(fmt)}")
+            return (f"time: {datetime.fromtimestamp(a0, tz=UTC).strftime(fmt)} vs "
+                    f"{datetime.fromtimestamp(b0, tz=UTC).strftime(fmt)}")
     return None
 
 

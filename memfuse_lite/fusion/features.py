@@ -32,7 +32,7 @@ ROLES = {
     "teacher": "teacher", "老师": "teacher", "doctor": "doctor", "医生": "doctor",
     "dentist": "dentist", "牙医": "dentist",
 }
-STOPWORDS = set("""a an the and or but if then so to of in on at by for with from about as is are
+STOPWORDS = frozenset("""a an the and or but if then so to of in on at by for with from about as is are
 was were be been being have has had do does did will would can could should may might must i
 me my we us our you your he him his she her they them their it its this that these those there
 here what which who whom when where why how all any both each few more most other some such no

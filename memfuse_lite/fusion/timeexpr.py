@@ -202,9 +202,7 @@ def _clock(text: str) -> time | None:
             return None
         minute = 30 if m.group(3) == "半" else (zh_number(m.group(4)) or 0) if m.group(4) else 0
         period = m.group(1) or ""
-        if period in ("下午", "傍晚", "晚上", "今晚", "明晚", "夜里") and hour < 12:
-            hour += 12
-        elif period == "中午" and hour < 6:
+        if period in ("下午", "傍晚", "晚上", "今晚", "明晚", "夜里") and hour < 12 or period == "中午" and hour < 6:
             hour += 12
         return time(hour % 24, min(minute, 59))
     return None

@@ -8,6 +8,7 @@ processor in a thread, so the event loop stays free for producers and searches.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
@@ -75,7 +76,5 @@ class IngestQueue:
     async def close(self) -> None:
         """Stop the worker (call :meth:`join` first to drain)."""
         self._task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        except asyncio.CancelledError:
-            pass

@@ -20,6 +20,6 @@ MAX_CHARS = 220
 def messages(new: str, new_meta: str, earlier: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
     """Chat messages for one decision; texts are truncated to keep the call short."""
     lines = [f"- ({meta}) {text[:MAX_CHARS]}" for text, meta in earlier]
-    user = (f"Earlier records:\n" + "\n".join(lines)
+    user = ("Earlier records:\n" + "\n".join(lines)
             + f"\n\nNew record: ({new_meta}) {new[:MAX_CHARS]}\n\nSame episode?")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]

@@ -1,7 +1,7 @@
 """Retrieval: pipelines over the derived indexes."""
 
-from .rrf import rrf
 from ..config import PIPELINES
+from .rrf import rrf
 from .search import Searcher
 
 __all__ = ["PIPELINES", "Searcher", "rrf"]
