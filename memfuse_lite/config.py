@@ -165,6 +165,8 @@ class MemFuseConfig:
     """A GGUF name or path: lets the LLM arbitrate ambiguous fusion decisions."""
     answer_llm: str | None = None
     """A GGUF name or path: writes answers and steers agentic retrieval."""
+    plan_llm: str | None = None
+    """A GGUF name or path: adds rewrites and constraints to the rule-based query plan."""
     extract_llm: str | None = None
     """A GGUF name or path: lets the LLM refine each event's time, actors and place."""
     llm_ctx: int = 4096

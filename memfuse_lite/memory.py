@@ -112,7 +112,9 @@ class MemFuse:
         fused = FusedRetriever(
             self.store, self.embedder, self.dense, self.sparse,
             lambda: self.fusion.graph if self.fusion is not None else None,
-            self.config.retrieval, self._view_lock, self._fused_view, self._people)
+            self.config.retrieval, self._view_lock, self._fused_view, self._people,
+            planner_llm=lambda: self._load_llm(self.config.plan_llm)
+            if self.config.plan_llm else None)
         agentic = AgenticRetriever(fused, self.config.retrieval, self._answer_llm)
         self.searcher = Searcher(self.store, self.embedder, self.dense, self.sparse,
                                  self.config.retrieval, self._view_lock,

@@ -138,7 +138,8 @@ def test_ablation_switches(tmp_path: Path, mem: MemFuse, embedder, model_dir: Pa
 def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedder,
                                                           model_dir: Path) -> None:
     memory = MemFuse(tmp_path / "m", embedder=embedder, config=MemFuseConfig(
-        model_dir=model_dir, answer_llm="smollm2-135m", llm_ctx=4096))
+        model_dir=model_dir, answer_llm="smollm2-135m", plan_llm="smollm2-135m",
+        llm_ctx=4096))
 
     async def run():
         for obs in observations(DENTIST):
@@ -151,7 +152,8 @@ def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedd
     evidence = {h.event_id for h in answer.evidence}
     assert {c.event_id for c in answer.citations} <= evidence
     assert answer.usage.calls >= 2 and answer.usage.prompt_tokens > 100
-    assert set(memory.llm_usage()) >= {"answer", "agentic"}
+    assert set(memory.llm_usage()) >= {"answer", "agentic", "plan"}
+    assert len(memory.llms) == 1
     assert answer.text
     memory.close()
 

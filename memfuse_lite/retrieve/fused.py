@@ -19,7 +19,9 @@ from ..index.sparse import TantivyIndex
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
 from ..store.sqlite import Store
 from ..timeutil import parse_ts, to_epoch
+from ..llm.base import LLM
 from .expand import expand
+from .llm_planner import refine_plan
 from .planner import Constraint, Plan, plan_query
 from .rrf import rrf
 
@@ -75,7 +77,9 @@ class FusedRetriever:
                  graph: Callable[[], FusionGraph | None], cfg: RetrievalConfig,
                  view_lock: threading.RLock,
                  fused_view: Callable[[int, str], FusedMemory | None],
-                 people: Callable[[], tuple[list[str], list[str]]]) -> None:
+                 people: Callable[[], tuple[list[str], list[str]]],
+                 planner_llm: Callable[[], LLM | None] = lambda: None) -> None:
+        self.planner_llm = planner_llm
         self.store = store
         self.embedder = embedder
         self.dense = dense
@@ -92,6 +96,9 @@ class FusedRetriever:
             return Plan(question, (question,))
         users, contacts = self.people()
         plan = plan_query(question, now, users=users, contacts=contacts)
+        llm = self.planner_llm()
+        if llm is not None:
+            plan = refine_plan(plan, llm, now, self.cfg.max_rewrites)
         return Plan(plan.question, plan.rewrites[: self.cfg.max_rewrites], plan.constraints)
 
     def retrieve(self, question: str, *, viewer: str, now: datetime | None, k: int,

@@ -1,0 +1,57 @@
+"""LLM-assisted planning (tokens counted under ``plan``): the model's rewrites and
+constraints are added to the rule-based plan, never replacing what the rules found.
+
+Constraints the model proposes carry confidence 0.6 (applied) only when the rules found
+none of that kind; a time range must parse and lie before ``now``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime, time
+
+from ..errors import LLMError
+from ..llm.base import LLM
+from ..prompts import plan as prompt
+from ..timeutil import parse_ts, to_epoch
+from .planner import Constraint, Plan
+
+log = logging.getLogger("memfuse_lite.retrieve")
+LLM_CONFIDENCE = 0.6
+
+
+def refine_plan(plan: Plan, llm: LLM, now: datetime | None, max_rewrites: int = 3) -> Plan:
+    """The rule-based plan with the model's additions."""
+    today = (now or datetime.now()).date().isoformat()
+    try:
+        value, _ = llm.complete_json(prompt.messages(plan.question, today), prompt.SCHEMA,
+                                     max_tokens=120, operation="plan")
+    except LLMError as exc:
+        log.warning("LLM planning failed, using the rule-based plan: %s", exc)
+        return plan
+    rewrites = list(plan.rewrites)
+    for rw in value.get("rewrites") or []:
+        if isinstance(rw, str) and rw.strip() and rw.strip() not in rewrites:
+            rewrites.append(rw.strip())
+    kinds = {c.kind for c in plan.constraints}
+    extra: list[Constraint] = []
+    if "time" not in kinds and now is not None:
+        try:
+            start = parse_ts(value.get("start") or "")
+            end = parse_ts(value.get("end") or value.get("start") or "")
+            if start <= end and start <= now:
+                extra.append(Constraint(
+                    "time", (to_epoch(datetime.combine(start.date(), time(0))),
+                             to_epoch(datetime.combine(end.date(), time(23, 59, 59)))),
+                    LLM_CONFIDENCE, "llm"))
+        except ValueError:
+            pass
+    source = value.get("source")
+    if "source" not in kinds and source in prompt.SOURCES:
+        extra.append(Constraint("source", source, LLM_CONFIDENCE - 0.2, "llm"))
+    for person in value.get("people") or []:
+        if isinstance(person, str) and person.strip():
+            extra.append(Constraint("contact", person.strip(), 0.5, "llm"))
+    return replace(plan, rewrites=tuple(rewrites[:max_rewrites]),
+                   constraints=plan.constraints + tuple(extra))
