@@ -16,10 +16,10 @@ from ..fusion.graph import FusionGraph
 from ..index.base import IndexFilter
 from ..index.dense import HnswIndex
 from ..index.sparse import TantivyIndex
+from ..llm.base import LLM
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
 from ..store.sqlite import Store
 from ..timeutil import parse_ts, to_epoch
-from ..llm.base import LLM
 from .expand import expand
 from .llm_planner import refine_plan
 from .planner import Constraint, Plan, plan_query
