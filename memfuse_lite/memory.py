@@ -31,7 +31,7 @@ from .errors import (
 from .fusion.agent import FusionAgent
 from .fusion.graph import FusionGraph
 from .fusion.model import load_views
-from .fusion.summary import member_rows, template_summary, viewer_rows
+from .fusion.summary import member_rows, refresh_summary, template_summary, viewer_rows
 from .index.base import DerivedIndex
 from .index.dense import HnswIndex
 from .index.sparse import TantivyIndex
@@ -102,6 +102,8 @@ class MemFuse:
             raise
         self.llms: dict[str, LLM] = {}
         self.fusion = self._fusion_runtime() if self.config.fusion.enabled else None
+        if self.fusion is not None and self._sparse_refilled:
+            self._reindex_fused()
         extractor = None
         if self.config.extract_llm:
             from .ingest.llm_extract import LLMExtractor
@@ -183,6 +185,7 @@ class MemFuse:
     def _catch_up(self) -> None:
         """Bring every derived index up to the store's last event (rebuild when needed)."""
         top = self.store.max_event_id()
+        self._sparse_refilled = False
         live: set[int] = set()
         for batch in self.store.index_rows(after=0, batch=5000):
             live.update(row.id for row in batch)
@@ -198,6 +201,8 @@ class MemFuse:
             stale = index.labels() - live  # type: ignore[attr-defined]
             if stale:
                 index.remove(sorted(stale))  # type: ignore[attr-defined]
+            if behind and index is self.sparse:
+                self._sparse_refilled = True
             if behind or stale:
                 if index.rebuilt_reason:
                     log.warning("rebuilt the %s index from SQLite (%d events): %s", index.name,
@@ -230,9 +235,24 @@ class MemFuse:
                 self.fusion.llm_calls += outcome.llm_calls
             with self.store.reading() as db:
                 self.fusion.graph = FusionGraph.load(db)
+                stale = [-i for i in self.sparse.fused_ids()]
+            self.sparse.remove(stale)
+            self._reindex_fused()
         counts = self.store.counts()
         return {"events": len(ids), "fused_memories": counts["fused_memories"],
                 "edges": counts["edges"]}
+
+    def _reindex_fused(self) -> None:
+        """Re-index every fused memory's document in the sparse index (after it was
+        rebuilt or caught up: fused documents are derived from SQLite like the rest)."""
+        with self.store.reading() as db:
+            ids = [int(r[0]) for r in db.execute("SELECT id FROM fused_memories")]
+        docs = []
+        with self.store.atomic() as db:
+            for fid in ids:
+                docs.append((fid, *refresh_summary(db, fid)))
+        for start in range(0, len(docs), 1000):
+            self.sparse.upsert_fused(docs[start : start + 1000])
 
     def rebuild_indexes(self) -> None:
         """Drop and rebuild every derived index from SQLite."""
@@ -431,7 +451,8 @@ class MemFuse:
             "embedder": self.embedder.info.model_id,
             "dims": self.embedder.info.dims,
             "dense_index": {"size": len(self.dense), "watermark": self.dense.watermark},
-            "sparse_index": {"size": len(self.sparse), "watermark": self.sparse.watermark},
+            "sparse_index": {"size": self.sparse.event_count(),
+                             "watermark": self.sparse.watermark},
             "graph_edges": self.fusion.graph.counts() if self.fusion is not None else {},
         }
 

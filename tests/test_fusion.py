@@ -172,3 +172,19 @@ def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> No
     again = open_memory(tmp_path / "mem")
     assert again.fusion.graph.counts() == before
     assert before["member_of"] == len(DENTIST)
+
+
+def test_fused_documents_are_indexed_and_rebuilt(open_memory, tmp_path: Path) -> None:
+    mem = open_memory()
+    ingest(mem, DENTIST + GRANDMA)
+    fid = mem.fused_of(event_id(mem, "den-chat"))
+    before = mem.sparse.fused_ids()
+    assert fid in before
+    gm = mem.fused_of(event_id(mem, "gm-ana"))
+    # the private note's words never reach the household document of its episode
+    hits = mem.sparse.search("jade bracelet", "ana", 10)
+    assert all(i != -gm for i, _ in hits)
+    mem.close()
+    (tmp_path / "mem" / "sparse.json").unlink()
+    again = open_memory(tmp_path / "mem")
+    assert again.sparse.fused_ids() == before

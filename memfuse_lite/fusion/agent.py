@@ -110,6 +110,7 @@ class BatchOutcome:
     touched: set[int] = field(default_factory=set)
     moved: list[tuple[int, int, int]] = field(default_factory=list)  # (event, from, to)
     removed: set[int] = field(default_factory=set)
+    fused_docs: list[tuple[int, str, float]] = field(default_factory=list)
     zone: list[EventView] = field(default_factory=list)
     llm_calls: int = 0
 
@@ -161,8 +162,9 @@ class FusionAgent:
             db.execute("INSERT OR IGNORE INTO edges (kind, src, dst, weight, reason)"
                        " VALUES (?, ?, ?, ?, ?)",
                        (edge.kind, edge.src, edge.dst, edge.weight, edge.reason))
-        for fid in out.touched - out.removed:
-            refresh_summary(db, fid)
+        for fid in sorted(out.touched - out.removed):
+            text, start = refresh_summary(db, fid)
+            out.fused_docs.append((fid, text, start))
         out.zone = list(zone)
         return out
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import apsw
 
 from ..records import can_see
+from ..timeutil import parse_ts, to_epoch
 
 
 def member_rows(db: apsw.Connection, fused_id: int) -> list[tuple[int, str, str, str, str | None,
@@ -51,10 +52,14 @@ def viewer_rows(rows: Sequence[tuple[int, str, str, str, str | None, str | None,
     return [r for r in rows if can_see(viewer, None if r[6] is None else json.loads(r[6]))]
 
 
-def refresh_summary(db: apsw.Connection, fused_id: int) -> None:
-    """Recompute the stored household summary and span of one fused memory."""
+def refresh_summary(db: apsw.Connection, fused_id: int) -> tuple[str, float]:
+    """Recompute the stored household summary and span of one fused memory; returns the
+    household-visible members' text and start (what the sparse index holds for it)."""
     rows = member_rows(db, fused_id)
-    summary, _, _ = template_summary(household_rows(rows))
+    visible = household_rows(rows)
+    summary, _, _ = template_summary(visible)
     _, start, end = template_summary(rows)
     db.execute("UPDATE fused_memories SET summary = ?, start = ?, end = ? WHERE id = ?",
                (summary, start, end, fused_id))
+    text = "\n".join(r[3] for r in visible) if len(visible) > 1 else ""
+    return text, to_epoch(parse_ts(start)) if start else 0.0

@@ -108,6 +108,31 @@ class TantivyIndex(DerivedIndex):
             self.watermark = max(self.watermark, max(r.id for r in rows))
             self._write_sidecar()
 
+    def upsert_fused(self, docs: Sequence[tuple[int, str, float]]) -> None:
+        """Index fused memories as documents (id ``-fused_id``): the household-visible
+        members' texts, so a question can match an episode as a whole."""
+        if not docs:
+            return
+        with self._lock:
+            for fid, text, when in docs:
+                self.writer.delete_documents_by_term("event_id", -fid)
+                if not text.strip():
+                    continue
+                doc = tantivy.Document()
+                doc.add_integer("event_id", -fid)
+                doc.add_text("text", " ".join(tokenize(text)))
+                doc.add_text("aud", HOUSEHOLD)
+                doc.add_float("when", float(when))
+                doc.add_float("ts", float(when))
+                self.writer.add_document(doc)
+            self.writer.commit()
+            self.index.reload()
+            self._write_sidecar()
+
+    def remove_fused(self, ids: Sequence[int]) -> None:
+        """Drop fused-memory documents."""
+        self.remove([-i for i in ids])
+
     def remove(self, ids: Sequence[int]) -> None:
         """Delete documents by event id."""
         with self._lock:
@@ -131,7 +156,24 @@ class TantivyIndex(DerivedIndex):
         if n == 0:
             return set()
         res = searcher.search(tantivy.Query.all_query(), n)
-        return {int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits}
+        return {i for i in (int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits)
+                if i > 0}
+
+    def event_count(self) -> int:
+        """Event documents (fused-memory documents not counted)."""
+        query = tantivy.Query.range_query(self.schema, "event_id", tantivy.FieldType.Integer, 1,
+                                          None, use_inverted_index=True)
+        return int(self.index.searcher().search(query, 1, count=True).count)
+
+    def fused_ids(self) -> set[int]:
+        """Fused memories that have a document."""
+        searcher = self.index.searcher()
+        n = searcher.num_docs
+        if n == 0:
+            return set()
+        res = searcher.search(tantivy.Query.all_query(), n)
+        return {-i for i in (int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits)
+                if i < 0}
 
     def search(self, text: str, viewer: str, k: int,
                where: IndexFilter | None = None) -> list[tuple[int, float]]:
@@ -155,6 +197,11 @@ class TantivyIndex(DerivedIndex):
             res = searcher.search(query, k)
             return [(int(searcher.doc(addr)["event_id"][0]), float(score))
                     for score, addr in res.hits]
+
+    def search_events(self, text: str, viewer: str, k: int,
+                      where: IndexFilter | None = None) -> list[tuple[int, float]]:
+        """Like :meth:`search`, events only."""
+        return [(i, s) for i, s in self.search(text, viewer, 2 * k, where) if i > 0][:k]
 
     def _filters(self, where: IndexFilter | None) -> list[tantivy.Query]:
         if where is None:

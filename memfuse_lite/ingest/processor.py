@@ -16,6 +16,7 @@ from ..fusion.agent import BatchOutcome, FusionAgent
 from ..fusion.graph import FusionGraph
 from ..fusion.model import load_views
 from ..index.base import DerivedIndex
+from ..index.sparse import TantivyIndex
 from ..store.sqlite import IndexRow, NewEvent, Store, StoredObservation
 from ..timeutil import parse_ts, to_epoch
 from .extract import EventDraft, extract_events
@@ -62,6 +63,7 @@ class BatchProcessor:
     ) -> None:
         self.fusion = fusion
         self.extractor = extractor
+        self.sparse = next((i for i in indexes if isinstance(i, TantivyIndex)), None)
         self._fuse_seconds = 0.0
         self.store = store
         self.embedder = embedder
@@ -124,6 +126,9 @@ class BatchProcessor:
             ]
             for index in self.indexes:
                 index.add(rows)
+            if outcome is not None and self.sparse is not None:
+                self.sparse.remove_fused(sorted(outcome.removed))
+                self.sparse.upsert_fused(outcome.fused_docs)
         t5 = time.perf_counter()
         times = self.times
         times.extract += t1 - t0

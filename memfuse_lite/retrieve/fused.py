@@ -116,6 +116,8 @@ class FusedRetriever:
                 seeds = self._seeds(queries, vectors, viewer, _where((), now))
             if not seeds and where is not None:
                 seeds = self._seeds(queries, vectors, viewer, None)
+            allowed = self._visible(list(seeds), viewer, now)  # fused docs bring all members
+            seeds = {i: s for i, s in seeds.items() if i in allowed}
             events = self.store.get_events(list(seeds))
             for c in plan.boosts(cfg.constraint_min_confidence):
                 for eid, ev in events.items():
@@ -146,10 +148,28 @@ class FusedRetriever:
                where: IndexFilter | None) -> dict[int, float]:
         depth = self.cfg.seed_k
         lists = []
+        graph = self.graph()
         for query, vec in zip(queries, vectors, strict=True):
             lists.append(self.dense.search(vec, viewer, depth, where=where))
-            lists.append(self.sparse.search(query, viewer, depth, where=where))
-        return dict(rrf(lists, k=self.cfg.rrf_k)[:depth])
+            sparse = self.sparse.search(query, viewer, 2 * depth, where=where)
+            lists.append([(i, s) for i, s in sparse if i > 0][:depth])
+            if self.cfg.use_fused_summaries and graph is not None:
+                lists.append(self._members_of_fused_hits(
+                    [(-i, s) for i, s in sparse if i < 0][:depth], graph, depth))
+        return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True)[:depth])
+
+    @staticmethod
+    def _members_of_fused_hits(hits: list[tuple[int, float]], graph: FusionGraph,
+                               depth: int) -> list[tuple[int, float, int]]:
+        """A ranking of events from a ranking of fused memories: every member of the
+        memory at rank r shares rank r (visibility is checked when they are hydrated)."""
+        out: list[tuple[int, float, int]] = []
+        for rank, (fid, score) in enumerate(hits, start=1):
+            for eid in graph.members(fid):
+                out.append((eid, score, rank))
+            if len(out) >= depth:
+                break
+        return out
 
     def _visible(self, ids: list[int], viewer: str, now: datetime | None = None) -> set[int]:
         """Events the viewer may see and that were recorded by ``now``."""

@@ -91,7 +91,8 @@ class Searcher:
         qvec = self.embedder.embed_query(query) if pipeline in ("dense", "hybrid") else None
         with self.view_lock:
             dense = self.dense.search(qvec, viewer, depth) if qvec is not None else []
-            sparse = self.sparse.search(query, viewer, depth) if pipeline != "dense" else []
+            sparse = self.sparse.search_events(query, viewer, depth) \
+                if pipeline != "dense" else []
             if pipeline == "dense":
                 ranked = dense
             elif pipeline == "bm25":
