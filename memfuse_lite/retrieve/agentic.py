@@ -22,10 +22,11 @@ from .fused import FusedContext, FusedRetriever
 from .planner import Plan, keywords
 
 log = logging.getLogger("memfuse_lite.retrieve")
-EVIDENCE_CHARS = 220
+EVIDENCE_CHARS = 160
+EVIDENCE_ITEMS = 12  # a phone-class CPU reads ~100 prompt tokens/s: keep prompts ~1k tokens
 
 
-def format_evidence(hits: Sequence[Hit], limit: int = 20) -> str:
+def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
     """Numbered evidence lines, as the LLM prompts expect them."""
     lines = []
     for h in hits[:limit]:
