@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import resource
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,13 @@ def machine() -> dict[str, Any]:
                 break
     except OSError:
         pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent).stdout.strip()
+    except OSError:
+        commit = ""
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "date": time.strftime("%Y-%m-%d")}
+            "date": time.strftime("%Y-%m-%d"), "commit": commit}
 
 
 def write_result(name: str, data: dict[str, Any]) -> Path:

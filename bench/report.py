@@ -16,7 +16,8 @@ def _load() -> dict[str, dict[str, Any]]:
 
 
 def _machine(m: dict[str, Any]) -> str:
-    return f"{m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}"
+    commit = f", commit {m['commit']}" if m.get("commit") else ""
+    return f"{m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}{commit}"
 
 
 def engine_section(name: str, r: dict[str, Any]) -> list[str]:
