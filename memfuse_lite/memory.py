@@ -316,7 +316,8 @@ class MemFuse:
         now: datetime | None = None,
         pipeline: str | None = None,
     ) -> SearchResult:
-        """Top-k events the viewer may see, with provenance (pipelines: dense, bm25, hybrid)."""
+        """Top-k events the viewer may see, with provenance; ``pipeline`` is dense, bm25,
+        hybrid, fused or agentic; ``now`` is when the question is asked."""
         self._check_open()
         return self.searcher.search(query, viewer=viewer, k=k, now=now, pipeline=pipeline)
 

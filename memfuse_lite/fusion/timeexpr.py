@@ -77,15 +77,21 @@ def _weekday(base: date, target: int, weeks_ahead: int) -> date:
     return monday + timedelta(weeks=weeks_ahead, days=target)
 
 
-def _en_day(text: str, base: date) -> tuple[date, date] | None:
-    """The day (or day range) an English expression refers to."""
+def _iso_day(text: str) -> date | None:
     m = _RE_ISO_DATE.search(text)
     if m:
         try:
-            d = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-            return d, d
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError:
-            pass
+            return None
+    return None
+
+
+def _en_day(text: str, base: date) -> tuple[date, date] | None:
+    """The day (or day range) an English expression refers to."""
+    iso = _iso_day(text)
+    if iso is not None:
+        return iso, iso
     m = _RE_EN_DATE.search(text)
     if m:
         month_s, day_s, year_s = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (
@@ -137,13 +143,9 @@ def _en_day(text: str, base: date) -> tuple[date, date] | None:
 
 def _zh_day(text: str, base: date) -> tuple[date, date] | None:
     """The day (or day range) a Chinese expression refers to."""
-    m = _RE_ISO_DATE.search(text)
-    if m:
-        try:
-            d = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-            return d, d
-        except ValueError:
-            pass
+    iso = _iso_day(text)
+    if iso is not None:
+        return iso, iso
     m = _RE_ZH_DATE.search(text)
     if m:
         month, day = zh_number(m.group(2)), zh_number(m.group(3))

@@ -77,7 +77,7 @@ class Searcher:
         now: datetime | None = None,
         pipeline: str | None = None,
     ) -> SearchResult:
-        """Top-k events for ``viewer`` (``now`` is accepted for the time-aware pipelines)."""
+        """Top-k events for ``viewer`` by the chosen pipeline."""
         k = self.cfg.final_k if k is None else k
         pipeline = pipeline or self.cfg.default_pipeline
         check_query(query, viewer, k, pipeline)
