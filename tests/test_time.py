@@ -1,0 +1,75 @@
+"""Time expressions in observations and time ranges in questions, English and Chinese."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from memfuse_lite.fusion.timeexpr import resolve_time, zh_number
+from memfuse_lite.retrieve.planner import plan_query
+from memfuse_lite.retrieve.timerange import find_time_range
+
+TUESDAY = datetime(2025, 3, 4, 12, 10)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("tomorrow at 3pm", "2025-03-05T15:00", "2025-03-05T15:00"),
+        ("moved to Thursday 4pm", "2025-03-06T16:00", "2025-03-06T16:00"),
+        ("next Thursday", "2025-03-13T00:00", "2025-03-13T23:59"),
+        ("this weekend", "2025-03-08T00:00", "2025-03-09T23:59"),
+        ("下周四下午三点", "2025-03-13T15:00", "2025-03-13T15:00"),
+        ("明天上午", "2025-03-05T00:00", "2025-03-05T23:59"),
+        ("1月18日", "2025-01-18T00:00", "2025-01-18T23:59"),
+        ("周六晚上七点半", "2025-03-08T19:30", "2025-03-08T19:30"),
+        ("Dentist, Wed 15:00", "2025-03-05T15:00", "2025-03-05T15:00"),
+        ("2025-03-10 14:00", "2025-03-10T14:00", "2025-03-10T14:00"),
+    ],
+)
+def test_observation_time_expressions(text: str, start: str, end: str) -> None:
+    span = resolve_time(text, TUESDAY)
+    assert span is not None
+    assert span[0].isoformat().startswith(start) and span[1].isoformat().startswith(end)
+
+
+@pytest.mark.parametrize("text", ["I sat in the sun", "no time here", "May I ask?"])
+def test_words_that_only_look_like_times(text: str) -> None:
+    assert resolve_time(text, TUESDAY) is None
+
+
+def test_chinese_numbers() -> None:
+    assert [zh_number(t) for t in ("七", "十", "十一", "二十三", "两", "12")] == [7, 10, 11, 23, 2, 12]
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("what did I do in mid-January?", "2025-01-11", "2025-01-20"),
+        ("dinner last week", "2025-03-03", "2025-03-09"),
+        ("in March", "2025-03-01", "2025-03-31"),
+        ("上周去了哪里", "2025-03-03", "2025-03-09"),
+        ("1月中旬的活动", "2025-01-11", "2025-01-20"),
+        ("去年冬天", "2024-12-01", "2025-02-28"),
+        ("who called on January 18", "2025-01-18", "2025-01-18"),
+    ],
+)
+def test_question_time_ranges(question: str, start: str, end: str) -> None:
+    rng = find_time_range(question, datetime(2025, 3, 12))
+    assert rng is not None and rng.confidence >= 0.6
+    assert rng.start.date().isoformat() == start and rng.end.date().isoformat() == end
+
+
+def test_plan_constraints_and_confidence() -> None:
+    now = datetime(2025, 3, 12)
+    plan = plan_query("What is in my calendar for March 20?", now)
+    kinds = {c.kind: c for c in plan.applied(0.6)}
+    assert set(kinds) == {"time", "source"} and kinds["source"].value == "calendar"
+    weak = plan_query("Who called me?", now)
+    assert weak.applied(0.6) == () and weak.boosts(0.6)[0].value == "call"
+    owner = plan_query("What is in Ben's calendar?", now, users=["ana", "Ben"])
+    assert any(c.kind == "user" and c.confidence >= 0.6 for c in owner.constraints)
+    about = plan_query("What gift is planned for Ben's birthday?", now, users=["ana", "Ben"])
+    assert not about.applied(0.6), "a possessive before a non-source word names no owner"
+    assert 1 <= len(plan_query("上周和彭雨晴在哪里吃饭？", now, contacts=["彭雨晴"]).rewrites) <= 3
