@@ -50,7 +50,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         return DONT_KNOW, False, (), Usage()
     if llm is not None:
         evidence = format_evidence(hits) + "".join(
-            f"\n[fused {f.id}] {f.summary}" for f in fused)
+            f"\n[fused {f.id}] {f.summary[:140]}" for f in fused[:2])
         try:
             value, completion = llm.complete_json(
                 prompt.messages(question, now.isoformat(timespec="minutes") if now else "unknown",

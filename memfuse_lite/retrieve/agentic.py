@@ -22,8 +22,8 @@ from .fused import FusedContext, FusedRetriever
 from .planner import Plan, keywords
 
 log = logging.getLogger("memfuse_lite.retrieve")
-EVIDENCE_CHARS = 160
-EVIDENCE_ITEMS = 12  # a phone-class CPU reads ~100 prompt tokens/s: keep prompts ~1k tokens
+EVIDENCE_CHARS = 140
+EVIDENCE_ITEMS = 8  # a phone-class CPU reads ~100 prompt tokens/s: keep prompts ~1k tokens
 
 
 def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
