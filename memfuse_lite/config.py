@@ -165,6 +165,8 @@ class MemFuseConfig:
     """A GGUF name or path: lets the LLM arbitrate ambiguous fusion decisions."""
     answer_llm: str | None = None
     """A GGUF name or path: writes answers and steers agentic retrieval."""
+    summary_llm: str | None = None
+    """A GGUF name or path: writes fused-memory summaries (per viewer, cached)."""
     plan_llm: str | None = None
     """A GGUF name or path: adds rewrites and constraints to the rule-based query plan."""
     extract_llm: str | None = None

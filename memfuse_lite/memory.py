@@ -24,6 +24,7 @@ from .errors import (
     IndexMismatch,
     InvalidObservation,
     InvalidQuery,
+    LLMError,
     MemFuseError,
     MemoryClosed,
     NotFound,
@@ -122,6 +123,7 @@ class MemFuse:
                                  self.config.retrieval, self._view_lock,
                                  fused_of=self.fused_of, fused=fused, agentic=agentic)
         self._people_cache: tuple[int, tuple[list[str], list[str]]] | None = None
+        self._summaries: dict[tuple[int, tuple[int, ...]], str | None] = {}
         self._queue: IngestQueue | None = None
         self._start_lock: asyncio.Lock | None = None
         self._start_lock_loop: asyncio.AbstractEventLoop | None = None
@@ -414,6 +416,8 @@ class MemFuse:
                         seen.add(key)
                         edges.append(edge)
         summary, start, end = template_summary(rows)
+        if self.config.summary_llm:
+            summary = self._llm_summary(fused_id, rows) or summary
         participants = sorted({a for e in members for a in e.actors} | {e.user for e in members})
         fused = FusedMemory(
             id=fused_id, member_ids=tuple(e.id for e in members), start=start, end=end,
@@ -421,6 +425,24 @@ class MemFuse:
             users=tuple(sorted({e.user for e in members})), summary=summary,
             conflicts=tuple(e.reason for e in edges if e.kind == "conflicts_with"))
         return fused, members, edges
+
+    def _llm_summary(self, fused_id: int, rows: Sequence[tuple[Any, ...]]) -> str | None:
+        """An LLM-written summary of exactly these (visible) members, cached per member set."""
+        key = (fused_id, tuple(r[0] for r in rows))
+        if key not in self._summaries:
+            from .prompts import summarize
+
+            llm = self._load_llm(str(self.config.summary_llm))
+            records = "\n".join(f"- {(r[5] or r[4] or '')[:16]} {r[2]}/{r[1]}: "
+                                 f"{' '.join(r[3].split())[:140]}" for r in rows[:8])
+            try:
+                value, _ = llm.complete_json(summarize.messages(records), summarize.SCHEMA,
+                                             max_tokens=96, operation="summary")
+                self._summaries[key] = str(value.get("summary") or "").strip() or None
+            except LLMError as exc:
+                log.warning("LLM summary of fused memory %s failed: %s", fused_id, exc)
+                return None
+        return self._summaries[key]
 
     def edges_of(self, event_id: int, *, viewer: str) -> list[Edge]:
         """Fusion-graph edges of an event whose other end the viewer may also see."""

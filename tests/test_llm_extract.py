@@ -16,6 +16,7 @@ def test_llm_extraction_and_arbitration_count_tokens(tmp_path: Path, model_dir: 
                                                      embedder) -> None:
     config = MemFuseConfig(
         model_dir=model_dir, extract_llm="smollm2-135m", fusion_llm="smollm2-135m",
+        summary_llm="smollm2-135m",
         llm_ctx=1024, ingest=IngestConfig(batch_size=8),
         # an ambiguous band covering everything, so arbitration is exercised
         fusion=FusionConfig(join_threshold=1.4, ambiguous_threshold=0.0))
@@ -36,5 +37,11 @@ def test_llm_extraction_and_arbitration_count_tokens(tmp_path: Path, model_dir: 
     # the rule-based time survives whatever the small model says
     ev = mem.get_event(1)
     assert ev.event_start is not None
-    assert len(mem.llms) == 1, "one model instance serves both tasks"
+    assert len(mem.llms) == 1, "one model instance serves every task"
+    fid = mem.fused_of(1)
+    assert fid is not None
+    for viewer in ("ana", "ben"):
+        summary = mem.get_fused(fid, viewer=viewer).summary
+        assert summary and mem.get_fused(fid, viewer=viewer).summary == summary  # cached
+    assert mem.llm_usage()["summary"].calls >= 1
     mem.close()
