@@ -92,7 +92,7 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None) 
             "seconds": round(seconds, 2),
             "obs_per_s": round(stats["observations"] / seconds, 1),
             "stage_seconds": {k: round(getattr(times, k), 2)
-                              for k in ("extract", "embed", "commit", "index")},
+                              for k in ("extract", "embed", "fuse", "commit", "index")},
             "batches": times.batches,
         },
         "search": {},

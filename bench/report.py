@@ -28,11 +28,12 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
         "",
         f"`{r['command'].strip()}` — {_machine(r['machine'])}",
         "",
-        "| ingest obs/s | extract s | embed s | commit s | index s | index rebuild s "
+        "| ingest obs/s | extract s | embed s | fuse s | commit s | index s | index rebuild s "
         "| disk MB | peak RSS MB |",
-        "|---|---|---|---|---|---|---|---|",
-        f"| {ing['obs_per_s']} | {st['extract']} | {st['embed']} | {st['commit']} | "
-        f"{st['index']} | {r['index_rebuild_s']} | {r['disk_mb']} | {r['rss_mb']['peak']} |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| {ing['obs_per_s']} | {st['extract']} | {st['embed']} | {st.get('fuse', '-')} | "
+        f"{st['commit']} | {st['index']} | {r['index_rebuild_s']} | {r['disk_mb']} | "
+        f"{r['rss_mb']['peak']} |",
         "",
         "| pipeline | p50 ms | p95 ms | p99 ms |",
         "|---|---|---|---|",
