@@ -4,7 +4,8 @@ Observations from many apps, devices and people go in (``MemFuse.ingest``); sear
 come back with evidence that traces to the exact source records.
 """
 
-from .config import IndexConfig, IngestConfig, MemFuseConfig, RetrievalConfig
+from .answer import Answer, Citation
+from .config import FusionConfig, IndexConfig, IngestConfig, MemFuseConfig, RetrievalConfig
 from .embed import Embedder, EmbedderInfo, OnnxEmbedder
 from .errors import (
     IndexMismatch,
@@ -35,11 +36,14 @@ from .records import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Answer",
     "AtomicEvent",
+    "Citation",
     "Edge",
     "Embedder",
     "EmbedderInfo",
     "FusedMemory",
+    "FusionConfig",
     "Hit",
     "IndexConfig",
     "IndexMismatch",
