@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from hypothesis import given, settings
@@ -52,9 +53,7 @@ def test_any_query_returns_or_is_invalid(open_memory) -> None:
     @settings(max_examples=60, deadline=None)
     def check(query: str) -> None:
         for pipeline in ("bm25", "hybrid", "fused"):
-            try:
+            with contextlib.suppress(InvalidQuery):
                 mem.search(query, viewer="ana", pipeline=pipeline)
-            except InvalidQuery:
-                pass
 
     check()
