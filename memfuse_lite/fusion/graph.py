@@ -80,14 +80,6 @@ class FusionGraph:
                     continue
                 self._g.add_edge(a, b, edge)
 
-    def remove_events(self, ids: Iterable[int]) -> None:
-        """Drop events and their edges."""
-        with self._lock:
-            for eid in ids:
-                idx = self._index.pop(("e", eid), None)
-                if idx is not None:
-                    self._g.remove_node(idx)
-
     def edges_of(self, event_id: int, kinds: Iterable[str] | None = None,
                  direction: str = "both") -> list[Edge]:
         """Edges touching an event (``direction``: out, in or both), member_of excluded."""

@@ -241,7 +241,10 @@ class HnswIndex(DerivedIndex):
             if k <= 0:
                 return []
             self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
-            filt = (lambda label: label < below) if below is not None else None
+            # Online, every indexed event is older than the new one: no filter callback
+            # (a Python call per visited node) on the ingest path; rebuilds need it.
+            filt = (lambda label: label < below) if below is not None and \
+                below <= self.watermark else None
             try:
                 labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
             except RuntimeError:

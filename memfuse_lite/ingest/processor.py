@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import apsw
 import numpy as np
@@ -37,7 +37,6 @@ class StageTimes:
     batches: int = 0
     observations: int = 0
     dead: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -93,7 +93,7 @@ def find_time_range(question: str, now: datetime) -> TimeRange | None:
             return _range(a, b, 0.85, m.group(0))
     m = _RE_ZH_REL.search(question)
     if m:
-        return _relative(m.group(0), today, zh=True)
+        return _relative(m.group(0), today)
     m = _RE_EN_MONTH.search(question)
     if m and not (m.group(2).lower() == "may" and not (m.group(3) or m.group(4) or m.group(1))):
         month = MONTHS_EN[m.group(2).lower()]
@@ -107,12 +107,11 @@ def find_time_range(question: str, now: datetime) -> TimeRange | None:
         return _range(a, b, 0.85, m.group(0))
     m = _RE_EN_REL.search(question)
     if m:
-        return _relative(m.group(0).lower(), today, zh=False, days_ago=m.group(2))
+        return _relative(m.group(0).lower(), today, days_ago=m.group(2))
     return None
 
 
-def _relative(word: str, today: date, *, zh: bool, days_ago: str | None = None
-              ) -> TimeRange | None:
+def _relative(word: str, today: date, days_ago: str | None = None) -> TimeRange | None:
     monday = today - timedelta(days=today.weekday())
     first_of_month = today.replace(day=1)
     prev_month_end = first_of_month - timedelta(days=1)
