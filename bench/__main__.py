@@ -8,7 +8,7 @@ import sys
 def main() -> None:
     commands = {"engine": "bench.engine", "models": "bench.models_speed",
                 "quality": "bench.quality", "fusion": "bench.fusion_eval",
-                "ask": "bench.ask_speed",
+                "ask": "bench.ask_speed", "generate": "bench.generate",
                 "report": "bench.report"}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print("usage: python3 -m bench {" + ",".join(commands) + "} [options]")

@@ -1,0 +1,239 @@
+"""Scene-to-Sensor generation: a household's scenes on a timeline, rendered into
+source-tagged observations with noise, and reviewed questions with checklists.
+
+Deterministic for a seed. The ground truth (scenes, their observations and causal
+links) is written beside the observations and never ingested.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from .model import CATEGORIES, Draft, QuestionDraft, Scene
+from .scenes import IDENTITY, TEMPLATES
+from .text import contains_item
+
+USERS = ("ana", "ben", "mia", "leo")
+CHATTER_EN = [("Good morning! Weather today: {n}°C and cloudy", -5, 35),
+              ("Step count today: {n:,}", 800, 18000), ("Your phone storage is {n}% full", 50, 99),
+              ("lol that meme 😂 #{n}", 1, 999), ("News: city marathon draws {n:,} runners",
+                                                  5000, 40000),
+              ("Battery at {n}%, connect a charger", 3, 20),
+              ("Reminder: drink water ({n} ml so far)", 200, 2500),
+              ("Playlist updated: {n} new songs", 2, 40)]
+CHATTER_ZH = [("早上好！今天气温{n}°C，多云", -5, 35), ("今日步数：{n}", 800, 18000),
+              ("手机存储已用{n}%", 50, 99), ("哈哈哈这个表情包 #{n}", 1, 999),
+              ("新闻：城市马拉松吸引{n}名跑者", 5000, 40000), ("电量剩余{n}%，请连接充电器", 3, 20),
+              ("提醒：今天已喝水{n}毫升", 200, 2500)]
+DEVICES = {"calendar": "laptop", "email": "laptop", "push": "phone", "chat": "phone",
+           "sms": "phone", "note": "phone", "payment": "phone", "call": "phone"}
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    """Generator knobs (rates are per scene, chatter per observation)."""
+
+    seed: int = 7
+    size: int = 2000
+    users: int = 3
+    questions: int = 150
+    zh_rate: float = 0.3
+    distractor_rate: float = 0.35
+    conflict_rate: float = 0.6
+    chatter_rate: float = 0.25
+    start: date = date(2025, 1, 6)
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.users <= len(USERS):
+            raise ValueError(f"users must be 2..{len(USERS)}")
+        if self.size < 50:
+            raise ValueError("size must be at least 50 observations")
+        for name in ("zh_rate", "distractor_rate", "conflict_rate", "chatter_rate"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be in [0, 1)")
+
+
+@dataclass
+class Generated:
+    """Observations, questions and ground truth, all as JSON-ready dicts."""
+
+    observations: list[dict[str, Any]]
+    questions: list[dict[str, Any]]
+    scenes: list[dict[str, Any]]
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+
+def visible(viewer: str, draft: Draft) -> bool:
+    """Whether ``viewer`` may see the draft (the engine's visibility rule)."""
+    if draft.visibility == "household" or draft.user == viewer:
+        return True
+    return isinstance(draft.visibility, list) and viewer in draft.visibility
+
+
+def content(draft: Draft) -> str:
+    """What a reader of the record sees: its author and its text."""
+    return f"{draft.user}: {draft.text}"
+
+
+def answers(question: QuestionDraft, drafts: list[Draft], text: str | None = None) -> bool:
+    """Whether these observations (or their already joined ``text``) state every checklist
+    item of the question."""
+    if text is None:
+        text = "\n".join(content(d) for d in drafts)
+    return all(contains_item(text, item) for item in question.checklist)
+
+
+def review(scene: Scene, question: QuestionDraft, distractors: list[Scene],
+           texts: dict[int, str] | None = None) -> str | None:
+    """Why the question must be rejected, or None when it is sound: evidence the asker may
+    not see, a checklist item the evidence does not state, or a distractor (another scene
+    with the same identity) that states every item too."""
+    evidence = [scene.draft(k) for k in question.evidence]
+    if not all(visible(question.viewer, d) for d in evidence):
+        return "evidence the asker may not see"
+    text = "\n".join(content(d) for d in evidence)
+    for item in question.checklist:
+        if not contains_item(text, item):
+            return f"checklist item {item[0]!r} not in the evidence"
+    texts = {} if texts is None else texts
+    for other in distractors:
+        if id(other) not in texts:
+            texts[id(other)] = "\n".join(content(d) for d in other.drafts)
+        if answers(question, other.drafts, texts[id(other)]):
+            return f"distractor {other.id} also answers it"
+    return None
+
+
+def _chatter(rng: random.Random, users: list[str], cfg: GenConfig, days: int) -> Draft:
+    lang = "zh" if rng.random() < cfg.zh_rate else "en"
+    template, low, high = rng.choice(CHATTER_ZH if lang == "zh" else CHATTER_EN)
+    source = rng.choice(["push", "chat", "note", "sms"])
+    ts = datetime.combine(cfg.start + timedelta(days=rng.randrange(days)),
+                          time(rng.randrange(7, 23), rng.randrange(60)))
+    user = rng.choice(users)
+    visibility: str | list[str] = rng.choice(["household", "private", "private"])
+    if source == "chat":
+        visibility = [rng.choice([u for u in users if u != user])]
+    return Draft("chatter", source, user, DEVICES[source], ts,
+                 template.format(n=rng.randint(low, high)), visibility)
+
+
+def _distractor(rng: random.Random, scene: Scene, users: list[str], cfg: GenConfig,
+                days: int) -> Scene:
+    """A near-identical scene: same identity slots, another day and fresh details; redrawn a
+    few times if it would answer one of the original's questions."""
+    keep = {k: scene.slots[k] for k in IDENTITY[scene.kind] if k in scene.slots}
+    template = TEMPLATES[scene.kind]
+    candidate = scene
+    for _ in range(5):
+        offset = rng.choice([-1, 1]) * rng.randint(3, 20)
+        day = scene.start.date() + timedelta(days=offset)
+        if not 0 <= (day - cfg.start).days < days:
+            day = scene.start.date() + timedelta(days=abs(offset))
+        candidate = template(rng, users, scene.lang, day, keep, rng.random() < cfg.conflict_rate)
+        if not any(answers(q, candidate.drafts) for q in scene.questions):
+            break
+    candidate.questions = []
+    return candidate
+
+
+def generate(cfg: GenConfig) -> Generated:
+    """Lay scenes, distractors and chatter on a timeline until ``cfg.size`` observations."""
+    rng = random.Random(cfg.seed)
+    users = list(USERS[: cfg.users])
+    days = max(28, min(730, cfg.size // 40))
+    scenes: list[Scene] = []
+    chatter: list[Draft] = []
+    count = 0
+    kinds = sorted(TEMPLATES)
+    while count < cfg.size:
+        if rng.random() < cfg.chatter_rate:
+            chatter.append(_chatter(rng, users, cfg, days))
+            count += 1
+            continue
+        kind = rng.choice(kinds)
+        lang = "zh" if rng.random() < cfg.zh_rate else "en"
+        day = cfg.start + timedelta(days=rng.randrange(days))
+        scene = TEMPLATES[kind](rng, users, lang, day, None, rng.random() < cfg.conflict_rate)
+        scene.id = f"s{len(scenes)}"
+        scenes.append(scene)
+        count += len(scene.drafts)
+        if rng.random() < cfg.distractor_rate:
+            twin = _distractor(rng, scene, users, cfg, days)
+            twin.id, twin.distractor_of = f"s{len(scenes)}", scene.id
+            scenes.append(twin)
+            count += len(twin.drafts)
+    return _finish(rng, cfg, scenes, chatter)
+
+
+def identity(scene: Scene) -> tuple[str, str]:
+    """Scenes sharing kind and identity slots are each other's distractors."""
+    return scene.kind, repr([scene.slots.get(k) for k in IDENTITY[scene.kind]])
+
+
+def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
+            chatter: list[Draft]) -> Generated:
+    """Assign opaque ids in time order, review and sample the questions."""
+    drafts = [d for s in scenes for d in s.drafts] + chatter
+    seen: set[tuple[str, str, datetime, str]] = set()
+    unique = []
+    for d in sorted(drafts, key=lambda d: d.ts):
+        key = (d.source, d.user, d.ts, d.text)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    for i, d in enumerate(unique):
+        d.external_id = f"o{i:07d}"
+    kept = {id(d) for d in unique}
+    alike: dict[tuple[str, str], list[Scene]] = {}
+    for scene in scenes:
+        alike.setdefault(identity(scene), []).append(scene)
+    pool: dict[str, list[tuple[Scene, QuestionDraft]]] = {c: [] for c in CATEGORIES}
+    for scene in scenes:
+        if all(id(d) in kept for d in scene.drafts):  # else an exact duplicate took its id
+            for q in scene.questions:
+                pool[q.category].append((scene, q))
+    for items in pool.values():
+        rng.shuffle(items)
+    texts: dict[int, str] = {}
+    questions: list[dict[str, Any]] = []
+    rejected = []
+    # Reviewed lazily, round-robin over the categories, until enough are accepted.
+    while len(questions) < cfg.questions and any(pool.values()):
+        for category in CATEGORIES:
+            if not pool[category] or len(questions) >= cfg.questions:
+                continue
+            scene, q = pool[category].pop()
+            others = [o for o in alike[identity(scene)] if o is not scene]
+            reason = review(scene, q, others, texts)
+            row = {"text": q.text, "viewer": q.viewer,
+                   "now": (scene.end + timedelta(days=1)).replace(hour=21, minute=0)
+                   .isoformat(timespec="minutes"),
+                   "category": q.category, "answer": q.answer, "checklist": q.checklist,
+                   "evidence": [[scene.draft(k).source, scene.draft(k).external_id]
+                                for k in q.evidence],
+                   "scene": scene.id, "lang": scene.lang, "slot": q.slot}
+            if reason is None:
+                questions.append(row)
+            else:
+                rejected.append({**row, "reason": reason})
+    questions.sort(key=lambda q: (q["now"], q["scene"], q["category"]))
+    for i, q in enumerate(questions):
+        q["id"] = f"gen-{i}"
+    truth = [{"id": s.id, "kind": s.kind, "lang": s.lang, "distractor_of": s.distractor_of,
+              "observations": [d.external_id for d in s.drafts],
+              "roles": {d.key: d.external_id for d in s.drafts},
+              "links": [[s.draft(a).external_id, s.draft(b).external_id, kind]
+                        for a, b, kind in s.links],
+              "slots": s.slots} for s in scenes]
+    return Generated([d.to_json() for d in unique], questions, truth, rejected)
+
+
+def config_json(cfg: GenConfig) -> dict[str, Any]:
+    """The knobs, JSON-ready."""
+    out = asdict(cfg)
+    out["start"] = cfg.start.isoformat()
+    return out
