@@ -8,10 +8,14 @@ import platform
 import resource
 import subprocess
 import time
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from memfuse_lite.embed.base import Embedder, EmbedderInfo
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -71,3 +75,20 @@ def write_result(name: str, data: dict[str, Any]) -> Path:
                     + "\n")
     print(f"wrote {path}")
     return path
+
+
+class HashingEmbedder(Embedder):
+    """A hashing bag-of-words vectoriser (no model): measures the engine without the
+    embedder's cost. Its vectors carry no meaning beyond shared words."""
+
+    def __init__(self, dims: int = 384) -> None:
+        self.info = EmbedderInfo(model_id="hashing-bow", dims=dims, pooling="none",
+                                 content_hash="hashing-bow-v1")
+
+    def embed_batch(self, texts: Sequence[str], role: str) -> np.ndarray:  # type: ignore[override]
+        out = np.zeros((len(texts), self.info.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, zlib.crc32(word.encode("utf-8")) % self.info.dims] += 1.0
+            out[row, 0] += 1e-3
+        return out

@@ -1,9 +1,15 @@
 """Engine benchmark: ingest throughput and search latency per pipeline at N observations.
 
-    python3 -m bench engine --size 10000 [--threads 1] [--batch 64] [--queries 300]
+    python3 -m bench engine --size 10000 [--corpus real|generated] [--embedder e5|hashing]
+                            [--threads 1] [--batch 64] [--queries 300]
 
-The corpus is real text: the shared LifeBench person in English and Chinese and the
-LoCoMo conversations, cycled (with distinct ids) when N is larger than all of them.
+``real``: the shared LifeBench person in English and Chinese and the LoCoMo
+conversations, cycled (with distinct ids) when N is larger than all of them.
+``generated``: a household from the Scene-to-Sensor generator at N observations, asked
+its own questions. ``--embedder hashing`` swaps the ONNX model for a hashing
+bag-of-words vectoriser to show the engine's cost without the embedder. After the
+pipelines, HNSW top-20 is compared with exact search (hnswlib's brute-force index) and
+timed beside a numpy brute-force scan over the same vectors.
 """
 
 from __future__ import annotations
@@ -19,8 +25,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hnswlib
+import numpy as np
+from tqdm import tqdm
+
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.config import IngestConfig
+from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
     lifebench_observations,
@@ -29,7 +40,8 @@ from .adapters import (
     locomo_observations,
     locomo_questions,
 )
-from .common import current_rss_mb, peak_rss_mb, percentiles, write_result
+from .common import HashingEmbedder, current_rss_mb, peak_rss_mb, percentiles, write_result
+from .gen import GenConfig, generate
 
 PIPELINES = ("bm25", "dense", "hybrid", "fused", "agentic")
 
@@ -47,12 +59,15 @@ def corpus() -> Iterator[dict[str, Any]]:
                        "user": o["user"] + suffix}
 
 
-def queries(n: int, seed: int = 0) -> list[tuple[str, str]]:
-    """(question, viewer) pairs drawn from both datasets' questions."""
-    pool = [(q["text"], f"leimingxuan-{lang}")
-            for lang in ("en", "zh") for q in lifebench_questions(lang)]
+Query = tuple[str, str, str | None]
+
+
+def queries(n: int, seed: int = 0) -> list[Query]:
+    """(question, viewer, now) triples drawn from both datasets' questions."""
+    pool: list[Query] = [(q["text"], f"leimingxuan-{lang}", None)
+                         for lang in ("en", "zh") for q in lifebench_questions(lang)]
     for i, conv in enumerate(locomo_conversations()):
-        pool.extend((q["text"], q["viewer"]) for q in locomo_questions(conv, i))
+        pool.extend((q["text"], q["viewer"], None) for q in locomo_questions(conv, i))
     rng = random.Random(seed)
     rng.shuffle(pool)
     return (pool * (n // len(pool) + 1))[:n]
@@ -65,26 +80,71 @@ async def ingest_all(mem: MemFuse, items: list[Observation], producers: int) -> 
     async def producer(part: list[Observation]) -> None:
         for start in range(0, len(part), 32):
             await mem.ingest_many(part[start : start + 32])
+            bar.update(min(32, len(part) - start))
 
-    slices = [items[i::producers] for i in range(producers)]
-    await asyncio.gather(*(producer(s) for s in slices))
-    await mem.flush()
+    with tqdm(total=len(items), desc="ingest", unit="obs", mininterval=5) as bar:
+        slices = [items[i::producers] for i in range(producers)]
+        await asyncio.gather(*(producer(s) for s in slices))
+        await mem.flush()
     return time.perf_counter() - t0
 
 
-def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None) -> dict[str, Any]:
-    """Ingest ``size`` observations, then time searches; returns the figures."""
+def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
+    """HNSW recall@k against exact search, and HNSW vs numpy brute-force latency."""
+    ids = sorted(mem.dense.labels())
+    vecs = np.asarray(mem.dense.index.get_items(ids), dtype=np.float32)
+    exact = hnswlib.BFIndex(space="cosine", dim=vecs.shape[1])
+    exact.init_index(max_elements=len(ids))
+    exact.add_items(vecs, np.asarray(ids))
+    qvecs = mem.embedder.embed(texts, role="query")
+    mem.dense.index.set_ef(max(mem.config.index.hnsw_ef_search, k))
+    recall, t_hnsw, t_numpy = [], [], []
+    for q in qvecs:
+        t0 = time.perf_counter()
+        got, _ = mem.dense.index.knn_query(q.reshape(1, -1), k=k)
+        t_hnsw.append((time.perf_counter() - t0) * 1000.0)
+        t0 = time.perf_counter()
+        sims = vecs @ q
+        top = np.argpartition(-sims, k)[:k]
+        top = top[np.argsort(-sims[top])]
+        t_numpy.append((time.perf_counter() - t0) * 1000.0)
+        truth, _ = exact.knn_query(q.reshape(1, -1), k=k)
+        recall.append(len(set(got[0].tolist()) & set(truth[0].tolist())) / k)
+    return {"k": k, "queries": len(texts), "vectors": len(ids),
+            "hnsw_recall": round(float(np.mean(recall)), 4),
+            "hnsw_ms": percentiles(t_hnsw), "numpy_bruteforce_ms": percentiles(t_numpy),
+            "ef_search": mem.config.index.hnsw_ef_search}
+
+
+def workload(corpus_name: str, size: int, n_queries: int) -> tuple[list[Observation],
+                                                                   list[Query]]:
+    """Observations and queries of the chosen corpus."""
+    if corpus_name == "generated":
+        gen = generate(GenConfig(seed=11, size=size, questions=min(n_queries, 600)))
+        items = [Observation.from_json(o) for o in gen.observations[:size]]
+        pool = [(q["text"], q["viewer"], q["now"]) for q in gen.questions]
+        return items, (pool * (n_queries // max(1, len(pool)) + 1))[:n_queries]
     items = [Observation.from_json(o) for o in itertools.islice(corpus(), size)]
+    return items, queries(n_queries)
+
+
+def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
+        corpus_name: str = "real", embedder_name: str = "e5") -> dict[str, Any]:
+    """Ingest ``size`` observations, then time searches; returns the figures."""
+    items, qs = workload(corpus_name, size, n_queries)
     workdir = keep or Path(tempfile.mkdtemp(prefix="memfuse-bench-"))
     config = MemFuseConfig(threads=threads, ingest=IngestConfig(batch_size=batch))
+    embedder = HashingEmbedder() if embedder_name == "hashing" else None
     rss_before = current_rss_mb()
-    mem = MemFuse(workdir / "mem", config=config)
+    mem = MemFuse(workdir / "mem", config=config, embedder=embedder)
     rss_open = current_rss_mb()
     seconds = asyncio.run(ingest_all(mem, items, producers=8))
     times = mem.processor.times
     stats = mem.stats()
     result: dict[str, Any] = {
         "size": size,
+        "corpus": corpus_name,
+        "embedder": mem.embedder.info.model_id,
         "threads": threads,
         "batch_size": batch,
         "ingest": {
@@ -98,21 +158,22 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None) 
         "search": {},
         "rss_mb": {"before_open": rss_before, "after_open": rss_open, "peak": 0.0},
     }
-    qs = queries(n_queries)
-    for q, viewer in qs[:10]:  # warm-up
+    for q, viewer, _ in qs[:10]:  # warm-up
         mem.search(q, viewer=viewer)
     for pipeline in PIPELINES:
         lat = []
-        for q, viewer in qs:
+        for q, viewer, now in tqdm(qs, desc=f"search {pipeline}", mininterval=5):
             t0 = time.perf_counter()
-            mem.search(q, viewer=viewer, pipeline=pipeline)
+            mem.search(q, viewer=viewer, pipeline=pipeline,
+                       now=parse_ts(now) if now else None)
             lat.append((time.perf_counter() - t0) * 1000.0)
         result["search"][pipeline] = percentiles(lat)
+    result["ann"] = ann_check(mem, [q for q, _, _ in qs[:200]])
     mem.close()
     t0 = time.perf_counter()
     for name in ("dense.hnsw", "dense.json", "sparse.json"):
         (workdir / "mem" / name).unlink(missing_ok=True)
-    mem = MemFuse(workdir / "mem", config=config)
+    mem = MemFuse(workdir / "mem", config=config, embedder=embedder)
     result["index_rebuild_s"] = round(time.perf_counter() - t0, 2)
     mem.close()
     result["disk_mb"] = round(sum(p.stat().st_size for p in (workdir / "mem").rglob("*")
@@ -130,15 +191,23 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--corpus", choices=("real", "generated"), default="real")
+    ap.add_argument("--embedder", choices=("e5", "hashing"), default="e5")
     ap.add_argument("--keep", type=Path, help="keep the memory in this directory")
     args = ap.parse_args(argv)
-    result = run(args.size, args.threads, args.batch, args.queries, args.keep)
+    result = run(args.size, args.threads, args.batch, args.queries, args.keep, args.corpus,
+                 args.embedder)
     ing = result["ingest"]
     print(f"ingest {ing['observations']} obs in {ing['seconds']} s = {ing['obs_per_s']} obs/s "
           f"(stages {ing['stage_seconds']})")
     for p, s in result["search"].items():
         print(f"search {p:>7}: p50 {s['p50']} ms  p95 {s['p95']} ms  p99 {s['p99']} ms")
+    ann = result["ann"]
+    print(f"HNSW recall@{ann['k']} vs exact {ann['hnsw_recall']}; p50 HNSW "
+          f"{ann['hnsw_ms']['p50']} ms vs numpy brute force {ann['numpy_bruteforce_ms']['p50']} ms")
     print(f"index rebuild {result['index_rebuild_s']} s, disk {result['disk_mb']} MB, "
           f"peak RSS {result['rss_mb']['peak']} MB")
-    write_result(f"engine-{args.size}", {"command": "python3 -m bench engine "
+    suffix = "" if args.corpus == "real" else f"-{args.corpus}"
+    suffix += "" if args.embedder == "e5" else f"-{args.embedder}"
+    write_result(f"engine-{args.size}{suffix}", {"command": "python3 -m bench engine "
                                          + " ".join(argv or []), **result})
