@@ -25,6 +25,7 @@ from .memory import MemFuse
 from .records import (
     AtomicEvent,
     Edge,
+    ForgetResult,
     FusedMemory,
     Hit,
     IngestResult,
@@ -42,6 +43,7 @@ __all__ = [
     "Edge",
     "Embedder",
     "EmbedderInfo",
+    "ForgetResult",
     "FusedMemory",
     "FusionConfig",
     "Hit",

@@ -59,6 +59,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     _count(summary, await mem.ingest_many(batch))
             await mem.flush()
             summary["dead_letters"] = len(mem.dead_letters())
+            if getattr(args, "canonical", False):
+                summary["fusion"] = await asyncio.to_thread(mem.canonicalise)
         return summary
 
     summary = asyncio.run(run())
@@ -235,6 +237,32 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Delete observations and everything derived from them."""
+    with _open(args) as mem:
+        result = mem.forget(observation=args.observation, source=args.source, user=args.user,
+                            before=args.before)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print(f"forgot {result.observations} observations, {result.events} events, "
+              f"{result.edges} edges; {result.fused_removed} fused memories removed, "
+              f"{result.fused_updated} updated")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the observation log as JSONL (stdout or --out)."""
+    with _open(args) as mem:
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                n = mem.export(f)
+        else:
+            n = mem.export(sys.stdout)
+    print(f"exported {n} observations", file=sys.stderr)
+    return 0
+
+
 def cmd_reembed(args: argparse.Namespace) -> int:
     """Re-embed every event with the configured embedder."""
     n = reembed(args.db, config=_config(args))
@@ -316,6 +344,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("merge", parents=[common],
+                       help="ingest other devices' logs, then renumber and re-fuse canonically")
+    p.add_argument("--db", required=True)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_ingest, canonical=True)
+
+    p = sub.add_parser("export", parents=[common], help="write the observation log as JSONL")
+    p.add_argument("--db", required=True)
+    p.add_argument("--out", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("forget", parents=[common],
+                       help="delete observations and everything derived from them")
+    p.add_argument("--db", required=True)
+    p.add_argument("--observation", type=int, action="append",
+                   help="observation id (repeatable)")
+    p.add_argument("--source")
+    p.add_argument("--user")
+    p.add_argument("--before", help="ISO time: observations recorded before it")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("search", parents=[common], help="search the memory")
     p.add_argument("--db", required=True)

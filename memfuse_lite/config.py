@@ -52,14 +52,18 @@ class IngestConfig:
 
 @dataclass(frozen=True, slots=True)
 class IndexConfig:
-    """HNSW parameters and how often the dense index is written to disk."""
+    """HNSW parameters, how often the dense index is written to disk, and the share of
+    deleted vectors (after ``forget``) at which it is rebuilt without them."""
 
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 96
     save_every_s: float = 5.0
+    compact_deleted_ratio: float = 0.1
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.compact_deleted_ratio <= 1.0:
+            raise ValueError("compact_deleted_ratio must be between 0 and 1")
         _positive("hnsw_m", self.hnsw_m)
         _positive("hnsw_ef_construction", self.hnsw_ef_construction)
         _positive("hnsw_ef_search", self.hnsw_ef_search)

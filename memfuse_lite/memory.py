@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
+from . import maintenance
 from .answer import Answer, Citation, compose
 from .config import MemFuseConfig
 from .embed.base import Embedder
@@ -39,9 +40,11 @@ from .index.sparse import TantivyIndex
 from .ingest.processor import BatchProcessor, FusionRuntime
 from .ingest.queue import IngestQueue
 from .llm.base import LLM, Usage
+from .maintenance import FUSED_DOCS_DIRTY
 from .records import (
     AtomicEvent,
     Edge,
+    ForgetResult,
     FusedMemory,
     IngestResult,
     Observation,
@@ -103,7 +106,10 @@ class MemFuse:
             raise
         self.llms: dict[str, LLM] = {}
         self.fusion = self._fusion_runtime() if self.config.fusion.enabled else None
-        if self.fusion is not None and self._sparse_refilled:
+        if self.fusion is not None and (self._sparse_refilled
+                                        or self.store.meta_get(FUSED_DOCS_DIRTY)):
+            # Refilled, or a forget committed in SQLite before its fused documents were
+            # rewritten (a crash between the two): the documents may hold forgotten text.
             self._reindex_fused()
         extractor = None
         if self.config.extract_llm:
@@ -249,12 +255,45 @@ class MemFuse:
         rebuilt or caught up: fused documents are derived from SQLite like the rest)."""
         with self.store.reading() as db:
             ids = [int(r[0]) for r in db.execute("SELECT id FROM fused_memories")]
+        stale = sorted(self.sparse.fused_ids() - set(ids))
+        if stale:
+            self.sparse.remove_fused(stale)
         docs = []
         with self.store.atomic() as db:
             for fid in ids:
                 docs.append((fid, *refresh_summary(db, fid)))
         for start in range(0, len(docs), 1000):
             self.sparse.upsert_fused(docs[start : start + 1000])
+        with self.store.atomic() as db:
+            db.execute("DELETE FROM meta WHERE key = ?", (FUSED_DOCS_DIRTY,))
+
+    def forget(
+        self,
+        *,
+        observation: int | Sequence[int] | None = None,
+        source: str | None = None,
+        user: str | None = None,
+        before: datetime | str | None = None,
+    ) -> ForgetResult:
+        """Delete observations matching every given criterion and everything derived from
+        them: events, fused-memory membership (summaries rebuilt, empty memories deleted),
+        edges, index entries and caches. The same record may be ingested again later."""
+        self._check_open()
+        return maintenance.forget(self, observation=observation, source=source, user=user,
+                                  before=before)
+
+    def export(self, out: IO[str]) -> int:
+        """Write every observation as a JSONL line (the ingest format), in canonical
+        order; returns the count."""
+        self._check_open()
+        return maintenance.export_log(self.store, out)
+
+    def canonicalise(self) -> dict[str, int]:
+        """Renumber events in canonical order (observation time, user, source, text) and
+        rebuild fusion and the indexes, so the memory no longer depends on the order in
+        which logs arrived (run after merging other devices' logs); returns counts."""
+        self._check_open()
+        return maintenance.canonicalise(self)
 
     def rebuild_indexes(self) -> None:
         """Drop and rebuild every derived index from SQLite."""

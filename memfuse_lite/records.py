@@ -15,6 +15,7 @@ from .timeutil import parse_ts, to_iso
 __all__ = [
     "AtomicEvent",
     "Edge",
+    "ForgetResult",
     "FusedMemory",
     "Hit",
     "IngestResult",
@@ -218,6 +219,22 @@ class IngestResult:
 
     status: Literal["accepted", "duplicate"]
     observation_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    """What ``forget()`` deleted."""
+
+    observations: int
+    events: int
+    edges: int
+    fused_removed: int
+    fused_updated: int
+    dense_compacted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready counts."""
+        return {f: getattr(self, f) for f in self.__slots__}  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)

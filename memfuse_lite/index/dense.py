@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import hnswlib
@@ -173,6 +173,21 @@ class HnswIndex(DerivedIndex):
                 if int(i) < len(self._live):
                     self._live[int(i)] = False
             self._dirty = True
+
+    def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[IndexRow]]]) -> bool:
+        """Rebuild without deleted vectors (mark_deleted keeps them in the file) once they
+        reach ``compact_deleted_ratio`` of the index; ``rows`` yields every live event."""
+        with self._lock:
+            total = int(self.index.get_current_count())
+            if not self._deleted or len(self._deleted) < self.cfg.compact_deleted_ratio * total:
+                return False
+            watermark = self.watermark
+            self.reset()
+            for batch in rows():
+                self.add(batch)
+            self.watermark = max(self.watermark, watermark)
+            self._dirty = True
+            return True
 
     def __len__(self) -> int:
         return int(self.index.get_current_count()) - len(self._deleted)

@@ -107,6 +107,8 @@ class Store:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
         conn.execute("PRAGMA foreign_keys=ON")
+        # Deleted content is overwritten, so forgotten records do not linger in free pages.
+        conn.execute("PRAGMA secure_delete=ON")
         return conn
 
     def _migrate(self) -> None:
@@ -175,6 +177,17 @@ class Store:
                 (key, value),
             )
 
+    def meta_delete(self, key: str) -> None:
+        """Remove a metadata value."""
+        with self.atomic() as db:
+            db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file and truncate it (after a forget, so deleted
+        rows do not survive in the log)."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     # -- observations and the inbox ------------------------------------------
 
     def insert_observations(self, observations: Sequence[Observation]) -> list[IngestResult]:
@@ -214,6 +227,13 @@ class Store:
                 db.execute("INSERT INTO inbox VALUES (?, ?)", (oid, now))
                 results.append(IngestResult("accepted", oid))
         return results
+
+    def observation_id(self, user: str, source: str, external_id: str) -> int | None:
+        """The row id of a stored observation, by its natural key."""
+        with self.reading() as db:
+            row = db.execute("SELECT id FROM observations WHERE user = ? AND source = ?"
+                             " AND external_id = ?", (user, source, external_id)).fetchone()
+        return None if row is None else int(row[0])
 
     def pending(self) -> list[int]:
         """Observation ids acknowledged but not yet processed, oldest first."""

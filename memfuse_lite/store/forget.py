@@ -1,0 +1,97 @@
+"""Deleting observations and everything derived from them, in one transaction.
+
+An event goes when any observation it was derived from goes; a fused memory loses those
+members (and is deleted when none remain); every edge touching a deleted event goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from ..fusion.summary import refresh_summary
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What one forget removed or changed in SQLite (the indexes follow from it)."""
+
+    observations: tuple[int, ...]
+    events: tuple[int, ...]
+    edges: int
+    fused_removed: tuple[int, ...]
+    fused_changed: tuple[tuple[int, str, float], ...]  # (id, sparse document text, start)
+
+
+def select_observations(db: apsw.Connection, *, observations: Sequence[int] | None,
+                        source: str | None, user: str | None, before: float | None
+                        ) -> list[int]:
+    """Ids of the observations matching every given criterion."""
+    clauses, args = [], []
+    if observations is not None:
+        if not observations:
+            return []
+        clauses.append(f"id IN ({','.join('?' * len(observations))})")
+        args.extend(int(o) for o in observations)
+    if source is not None:
+        clauses.append("source = ?")
+        args.append(source)
+    if user is not None:
+        clauses.append("user = ?")
+        args.append(user)
+    if before is not None:
+        clauses.append("ts_epoch < ?")
+        args.append(before)
+    sql = "SELECT id FROM observations WHERE " + " AND ".join(clauses) + " ORDER BY id"
+    return [int(r[0]) for r in db.execute(sql, tuple(args))]
+
+
+def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
+    """Delete the observations and what was derived from them (call inside a transaction)."""
+    events: set[int] = set()
+    for chunk in _chunks(ids):
+        events.update(int(r[0]) for r in db.execute(
+            f"SELECT DISTINCT event_id FROM event_sources WHERE observation_id IN ({_marks(chunk)})",
+            tuple(chunk)))
+    ev = sorted(events)
+    fused: set[int] = set()
+    edges = 0
+    for chunk in _chunks(ev):
+        m = _marks(chunk)
+        fused.update(int(r[0]) for r in db.execute(
+            f"SELECT DISTINCT fused_id FROM fused_members WHERE event_id IN ({m})", tuple(chunk)))
+        edges += int(db.execute(f"SELECT count(*) FROM edges WHERE src IN ({m}) OR dst IN ({m})",
+                                tuple(chunk) * 2).fetchone()[0])
+        db.execute(f"DELETE FROM edges WHERE src IN ({m}) OR dst IN ({m})", tuple(chunk) * 2)
+        db.execute(f"DELETE FROM fused_members WHERE event_id IN ({m})", tuple(chunk))
+        db.execute(f"DELETE FROM event_sources WHERE event_id IN ({m})", tuple(chunk))
+        db.execute(f"DELETE FROM events WHERE id IN ({m})", tuple(chunk))
+    for chunk in _chunks(ids):
+        m = _marks(chunk)
+        # Other events may cite these observations too only through event_sources rows
+        # already removed with their events.
+        for table, column in (("inbox", "observation_id"), ("dead_letters", "observation_id"),
+                              ("event_sources", "observation_id"), ("observations", "id")):
+            db.execute(f"DELETE FROM {table} WHERE {column} IN ({m})", tuple(chunk))
+    removed, changed = [], []
+    for fid in sorted(fused):
+        left = db.execute("SELECT count(*) FROM fused_members WHERE fused_id = ?",
+                          (fid,)).fetchone()[0]
+        if left:
+            changed.append((fid, *refresh_summary(db, fid)))
+            continue
+        db.execute("UPDATE fused_memories SET continues = NULL WHERE continues = ?", (fid,))
+        db.execute("DELETE FROM fused_memories WHERE id = ?", (fid,))
+        removed.append(fid)
+    return Deleted(tuple(ids), tuple(ev), edges, tuple(removed), tuple(changed))
+
+
+def _marks(chunk: Sequence[int]) -> str:
+    return ",".join("?" * len(chunk))
+
+
+def _chunks(items: Sequence[int], size: int = 400) -> Iterator[Sequence[int]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,194 @@
+"""forget(): observations and everything derived from them go, everywhere, for good."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig, Observation
+from memfuse_lite.config import IndexConfig, IngestConfig
+from memfuse_lite.maintenance import FUSED_DOCS_DIRTY
+from memfuse_lite.store.forget import delete_observations, select_observations
+
+from .conftest import FakeEmbedder
+from .scenarios import DENTIST, TRIP, observations
+
+PIPELINES = ("bm25", "dense", "hybrid", "fused", "agentic")
+SECRET = "zebracrossing"  # a word only the forgotten records contain
+
+
+def _config(tmp_path: Path, ratio: float = 0.1) -> MemFuseConfig:
+    return MemFuseConfig(model_dir=tmp_path, ingest=IngestConfig(batch_size=4,
+                         batch_latency_s=0.005), index=IndexConfig(compact_deleted_ratio=ratio))
+
+
+def _build(path: Path, config: MemFuseConfig, extra: list[Observation] = ()) -> MemFuse:
+    mem = MemFuse(path, config=config, embedder=FakeEmbedder())
+
+    async def run() -> None:
+        await mem.ingest_many(observations(DENTIST + TRIP) + list(extra))
+        await mem.flush()
+
+    asyncio.run(run())
+    return mem
+
+
+FRUIT = ("papaya", "quince", "lychee", "durian")
+
+
+def secret_chats() -> list[Observation]:
+    return [Observation(source="chat", user="ana", ts=f"2025-03-04T12:{m:02d}",
+                        text=f"dentist {SECRET} note {FRUIT[m - 11]}: Dr. Lin clinic",
+                        external_id=f"z{m}") for m in range(11, 15)]
+
+
+def assert_consistent(mem: MemFuse) -> set[int]:
+    with mem.store.reading() as db:
+        events = {int(r[0]) for r in db.execute("SELECT id FROM events")}
+        orphans = db.execute("SELECT count(*) FROM fused_memories f WHERE NOT EXISTS (SELECT 1"
+                             " FROM fused_members m WHERE m.fused_id = f.id)").fetchone()[0]
+        dangling = db.execute("SELECT count(*) FROM edges WHERE src NOT IN (SELECT id FROM"
+                              " events) OR dst NOT IN (SELECT id FROM events)").fetchone()[0]
+    assert mem.dense.labels() == events == mem.sparse.labels()
+    assert orphans == 0 and dangling == 0
+    return events
+
+
+def assert_nothing_of(mem: MemFuse, sources: set[str], word: str) -> None:
+    assert mem.sparse.search(word, "ana", 50) == []  # no event nor fused-memory document
+    for viewer in ("ana", "ben"):
+        for pipeline in PIPELINES:
+            result = mem.search(f"dentist {word}", viewer=viewer, pipeline=pipeline, k=50)
+            for hit in result.hits:
+                assert word not in hit.text
+                assert not {p.source for p in hit.provenance} & sources
+            for fused in result.fused:
+                assert word not in fused.summary
+    with mem.store.reading() as db:
+        fids = [int(r[0]) for r in db.execute("SELECT id FROM fused_memories")]
+    for fid in fids:
+        for viewer in ("ana", "ben"):
+            try:
+                fused, members, edges = mem.timeline(fid, viewer=viewer)
+            except Exception:
+                continue
+            assert all(word not in e.text and e.source not in sources for e in members)
+            assert word not in fused.summary
+
+
+def test_forget_by_source_removes_everything_derived(tmp_path: Path) -> None:
+    mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
+    before = mem.stats()
+    assert any(SECRET in h.text for h in mem.search(SECRET, viewer="ana", pipeline="bm25").hits)
+    result = mem.forget(source="chat")
+    assert result.observations == 4 + sum(1 for r in DENTIST + TRIP if r[1] == "chat")
+    assert result.events >= result.observations
+    after = mem.stats()
+    assert after["observations"] == before["observations"] - result.observations
+    assert after["events"] == before["events"] - result.events
+    assert_consistent(mem)
+    assert_nothing_of(mem, {"chat"}, SECRET)
+    mem.close()
+    again = MemFuse(tmp_path / "m", config=_config(tmp_path), embedder=FakeEmbedder())
+    assert_consistent(again)  # nothing resurrected by the reopen
+    assert_nothing_of(again, {"chat"}, SECRET)
+    again.close()
+
+
+def test_forgotten_text_is_gone_from_the_sqlite_files(tmp_path: Path) -> None:
+    mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
+    mem.forget(source="chat")
+    blob = b"".join(p.read_bytes() for p in (tmp_path / "m").glob("memfuse.db*"))
+    assert SECRET.encode() not in blob
+    mem.close()
+
+
+def test_forgetting_one_member_rewrites_its_fused_memory(open_memory) -> None:
+    mem = open_memory()  # the real embedder: the dentist records fuse into one memory
+
+    async def run() -> None:
+        await mem.ingest_many(observations(DENTIST))
+        await mem.flush()
+
+    asyncio.run(run())
+    chat = mem.get_event(mem.events_of_observation(
+        mem.store.observation_id("ana", "chat", "den-chat"))[0])
+    fid = mem.fused_of(chat.id)
+    assert fid is not None and len(mem.get_fused(fid, viewer="ana").member_ids) > 1
+    assert any(i == -fid for i, _ in mem.sparse.search("called", "ana", 10))
+    result = mem.forget(observation=chat.provenance[0].observation_id)
+    assert result.fused_updated == 1 and result.fused_removed == 0
+    assert mem.sparse.search("called", "ana", 10) == []  # the fused document was rewritten
+    fused = mem.get_fused(fid, viewer="ana")
+    assert chat.id not in fused.member_ids and "called" not in fused.summary
+    assert any(i == -fid for i, _ in mem.sparse.search("Lin", "ana", 10))
+    assert_consistent(mem)
+
+
+def test_forget_by_user_observation_and_time(tmp_path: Path) -> None:
+    mem = _build(tmp_path / "m", _config(tmp_path))
+    ben = mem.forget(user="ben")
+    assert ben.observations == sum(1 for r in DENTIST + TRIP if r[2] == "ben")
+    with mem.store.reading() as db:
+        assert db.execute("SELECT count(*) FROM events WHERE user = 'ben'").fetchone()[0] == 0
+        first = db.execute("SELECT min(id) FROM observations").fetchone()[0]
+    one = mem.forget(observation=first)
+    assert one.observations == 1
+    old = mem.forget(before="2025-03-05T00:00")
+    with mem.store.reading() as db:
+        assert db.execute("SELECT count(*) FROM observations WHERE ts < '2025-03-05'"
+                          ).fetchone()[0] == 0
+    assert old.observations > 0
+    assert mem.forget(source="no-such-app").observations == 0
+    with pytest.raises(InvalidQuery):
+        mem.forget()
+    assert_consistent(mem)
+    mem.close()
+
+
+def test_a_forgotten_record_can_be_ingested_again(tmp_path: Path) -> None:
+    mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
+    mem.forget(source="chat")
+
+    async def again() -> list:
+        results = await mem.ingest_many(secret_chats())
+        await mem.flush()
+        return results
+
+    assert {r.status for r in asyncio.run(again())} == {"accepted"}
+    hits = mem.search(SECRET, viewer="ana", pipeline="bm25").hits
+    assert hits and all(SECRET in h.text for h in hits)
+    assert_consistent(mem)
+    mem.close()
+
+
+def test_dense_index_is_compacted_when_enough_is_deleted(tmp_path: Path) -> None:
+    mem = _build(tmp_path / "m", _config(tmp_path, ratio=0.05), secret_chats())
+    result = mem.forget(source="chat")
+    assert result.dense_compacted
+    live = assert_consistent(mem)
+    assert mem.dense.index.get_current_count() == len(live)  # no deleted vectors kept
+    lazy = _build(tmp_path / "n", _config(tmp_path, ratio=1.0), secret_chats())
+    assert not lazy.forget(source="chat").dense_compacted
+    assert_consistent(lazy)
+    mem.close()
+    lazy.close()
+
+
+def test_a_crash_between_sqlite_and_the_indexes_is_repaired_on_open(tmp_path: Path) -> None:
+    mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
+    with mem.store.atomic() as db:  # what forget() commits first, then "the power fails"
+        gone = delete_observations(db, select_observations(
+            db, observations=None, source="chat", user=None, before=None))
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
+    assert gone.events
+    for index in mem.indexes:
+        index.persist()
+    mem.store.close()  # the indexes still hold the forgotten events and documents
+    again = MemFuse(tmp_path / "m", config=_config(tmp_path), embedder=FakeEmbedder())
+    assert again.store.meta_get(FUSED_DOCS_DIRTY) is None
+    assert_consistent(again)
+    assert_nothing_of(again, {"chat"}, SECRET)
+    again.close()
