@@ -11,7 +11,8 @@
     │   ├── ModelNotPrepared   its files are missing (the message names the command that fixes it)
     │   └── ModelChecksumError its files do not match the pinned sha256
     ├── LLMError               the local LLM failed or returned unusable output
-    └── MemoryClosed           the memory was used after ``close()``
+    ├── MemoryClosed           the memory was used after ``close()``
+    └── MemoryInUse            the directory is already open (in this or another process)
 
 Errors of apsw, hnswlib, tantivy, onnxruntime and llama.cpp are translated at the
 boundary with ``raise ... from exc`` so the original stays in the traceback.
@@ -26,6 +27,7 @@ __all__ = [
     "LLMError",
     "MemFuseError",
     "MemoryClosed",
+    "MemoryInUse",
     "ModelChecksumError",
     "ModelError",
     "ModelNotPrepared",
@@ -86,3 +88,7 @@ class LLMError(MemFuseError):
 
 class MemoryClosed(MemFuseError):
     """The memory was used after it was closed."""
+
+
+class MemoryInUse(MemFuseError):
+    """The memory directory is already open; one ``MemFuse`` per directory at a time."""

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import IO, TYPE_CHECKING
 
+import numpy as np
+
 from .errors import InvalidQuery
 from .fusion.graph import FusionGraph
 from .records import ForgetResult
@@ -94,7 +96,7 @@ def export_log(store: Store, out: IO[str]) -> int:
 
 
 def canonicalise(mem: MemFuse) -> dict[str, int]:
-    """See :meth:`MemFuse.canonicalise`."""
+    """See :meth:`MemFuse.canonicalise`: renumber, re-embed in the new order, rebuild."""
     with mem._view_lock:
         with mem.store.atomic() as db:
             db.execute("PRAGMA defer_foreign_keys = ON")
@@ -114,6 +116,27 @@ def canonicalise(mem: MemFuse) -> dict[str, int]:
             db.execute("DROP TABLE temp.renumber")
             db.execute("UPDATE sqlite_sequence SET seq = max(seq, (SELECT coalesce(max(id), 0)"
                        " FROM events)) WHERE name = 'events'")
+        _reembed_in_order(mem)
         mem.rebuild_indexes()
         counts = mem.rebuild_fusion() if mem.fusion is not None else {}
     return counts
+
+
+def _reembed_in_order(mem: MemFuse, chunk: int = 1024) -> None:
+    """Embed every event again in id order and fixed chunks. A dynamically quantised
+    model's output depends slightly on the other texts of its batch, so vectors from
+    differently ordered ingests differ in the last digits, which is enough to tip a
+    borderline fusion decision."""
+    last = 0
+    while True:
+        with mem.store.reading() as db:
+            rows = db.execute("SELECT id, text FROM events WHERE id > ? ORDER BY id LIMIT ?",
+                              (last, chunk)).fetchall()
+        if not rows:
+            return
+        vectors = mem.embedder.embed([r[1] for r in rows])
+        with mem.store.atomic() as db:
+            db.executemany("UPDATE events SET embedding = ? WHERE id = ?",
+                           [(np.asarray(v, np.float32).tobytes(), r[0])
+                            for r, v in zip(rows, vectors, strict=True)])
+        last = rows[-1][0]

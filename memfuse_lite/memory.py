@@ -7,6 +7,7 @@ The core is synchronous; the asynchronous edge is ingestion (``ingest``, ``inges
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
 import threading
@@ -28,6 +29,7 @@ from .errors import (
     LLMError,
     MemFuseError,
     MemoryClosed,
+    MemoryInUse,
     NotFound,
 )
 from .fusion.agent import FusionAgent
@@ -59,6 +61,7 @@ from .store.sqlite import Store
 log = logging.getLogger("memfuse_lite")
 
 DB_FILE = "memfuse.db"
+LOCK_FILE = "memfuse.lock"
 
 
 def load_default_embedder(config: MemFuseConfig) -> Embedder:
@@ -90,7 +93,12 @@ class MemFuse:
         self.path = Path(path).expanduser()
         self.path.mkdir(parents=True, exist_ok=True)
         self.config = config if config is not None else MemFuseConfig()
-        self.store = Store(self.path / DB_FILE, durability=self.config.durability)
+        self._lockfile = _lock_directory(self.path)
+        try:
+            self.store = Store(self.path / DB_FILE, durability=self.config.durability)
+        except BaseException:
+            self._lockfile.close()
+            raise
         try:
             self.embedder = embedder if embedder is not None else load_default_embedder(
                 self.config)
@@ -103,6 +111,7 @@ class MemFuse:
             self._catch_up()
         except BaseException:
             self.store.close()
+            self._lockfile.close()
             raise
         self.llms: dict[str, LLM] = {}
         self.fusion = self._fusion_runtime() if self.config.fusion.enabled else None
@@ -289,9 +298,10 @@ class MemFuse:
         return maintenance.export_log(self.store, out)
 
     def canonicalise(self) -> dict[str, int]:
-        """Renumber events in canonical order (observation time, user, source, text) and
-        rebuild fusion and the indexes, so the memory no longer depends on the order in
-        which logs arrived (run after merging other devices' logs); returns counts."""
+        """Renumber events in canonical order (observation time, user, source, text),
+        re-embed them in that order and rebuild the indexes and fusion, so the memory no
+        longer depends on the order in which logs arrived (run after merging other
+        devices' logs; costs one embedding pass); returns counts."""
         self._check_open()
         return maintenance.canonicalise(self)
 
@@ -539,6 +549,7 @@ class MemFuse:
             self.store.close()
             for llm in self.llms.values():
                 llm.close()
+            self._lockfile.close()
 
     async def aclose(self) -> None:
         """Drain the ingestion queue, stop the worker, then close."""
@@ -571,6 +582,19 @@ class MemFuse:
         await self.aclose()
 
 
+def _lock_directory(path: Path) -> IO[bytes]:
+    """Hold an exclusive lock on the directory for as long as the memory is open (two
+    writers would corrupt the derived indexes); released by close() or process exit."""
+    handle = open(path / LOCK_FILE, "a+b")  # noqa: SIM115 - held until close()
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.close()
+        raise MemoryInUse(f"{path} is already open (in this or another process); close it "
+                          "there first") from exc
+    return handle
+
+
 def reembed(
     path: str | Path,
     *,
@@ -587,7 +611,12 @@ def reembed(
     config = config if config is not None else MemFuseConfig()
     embedder = embedder if embedder is not None else load_default_embedder(config)
     root = Path(path).expanduser()
-    store = Store(root / DB_FILE, durability=config.durability)
+    lock = _lock_directory(root)
+    try:
+        store = Store(root / DB_FILE, durability=config.durability)
+    except BaseException:
+        lock.close()
+        raise
     done = 0
     try:
         last = 0
@@ -613,6 +642,7 @@ def reembed(
                                                 "content_hash": info.content_hash}))
     finally:
         store.close()
+        lock.close()
     for name in ("dense.hnsw", "dense.json"):
         (root / name).unlink(missing_ok=True)
     return done

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,6 @@ import pytest
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig, Observation
 from memfuse_lite.config import IndexConfig, IngestConfig
 from memfuse_lite.maintenance import FUSED_DOCS_DIRTY
-from memfuse_lite.store.forget import delete_observations, select_observations
 
 from .conftest import FakeEmbedder
 from .scenarios import DENTIST, TRIP, observations
@@ -177,18 +178,34 @@ def test_dense_index_is_compacted_when_enough_is_deleted(tmp_path: Path) -> None
     lazy.close()
 
 
+CRASH_CHILD = """
+import os, sys
+from tests.conftest import FakeEmbedder
+from tests.test_forget import _config
+from pathlib import Path
+from memfuse_lite import MemFuse
+from memfuse_lite.maintenance import FUSED_DOCS_DIRTY
+from memfuse_lite.store.forget import delete_observations, select_observations
+mem = MemFuse(sys.argv[1], config=_config(Path(sys.argv[1])), embedder=FakeEmbedder())
+with mem.store.atomic() as db:  # what forget() commits first; then the power fails
+    gone = delete_observations(db, select_observations(
+        db, observations=None, source="chat", user=None, before=None))
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
+print(len(gone.events), flush=True)
+os._exit(0)
+"""
+
+
 def test_a_crash_between_sqlite_and_the_indexes_is_repaired_on_open(tmp_path: Path) -> None:
     mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
-    with mem.store.atomic() as db:  # what forget() commits first, then "the power fails"
-        gone = delete_observations(db, select_observations(
-            db, observations=None, source="chat", user=None, before=None))
-        db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
-    assert gone.events
-    for index in mem.indexes:
-        index.persist()
-    mem.store.close()  # the indexes still hold the forgotten events and documents
+    mem.close()
+    child = subprocess.run([sys.executable, "-c", CRASH_CHILD, str(tmp_path / "m")],
+                           capture_output=True, text=True, cwd=Path(__file__).parents[1],
+                           timeout=120)
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout.split()[-1]) > 0
     again = MemFuse(tmp_path / "m", config=_config(tmp_path), embedder=FakeEmbedder())
     assert again.store.meta_get(FUSED_DOCS_DIRTY) is None
-    assert_consistent(again)
+    assert_consistent(again)  # the indexes dropped what SQLite no longer has
     assert_nothing_of(again, {"chat"}, SECRET)
     again.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memfuse_lite import IndexMismatch, InvalidQuery, MemFuse, MemoryClosed, NotFound
+from memfuse_lite import IndexMismatch, InvalidQuery, MemFuse, MemoryClosed, MemoryInUse, NotFound
 
 from .conftest import FakeEmbedder, obs
 
@@ -172,3 +172,11 @@ def test_closed_memory_refuses_work(open_memory) -> None:
     mem.close()
     with pytest.raises(MemoryClosed):
         mem.search("x", viewer="ana")
+
+
+def test_a_directory_is_open_once_at_a_time(open_memory, tmp_path: Path) -> None:
+    first = open_memory(tmp_path / "m")
+    with pytest.raises(MemoryInUse):
+        open_memory(tmp_path / "m")
+    first.close()
+    open_memory(tmp_path / "m").close()  # free again after close()
