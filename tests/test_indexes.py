@@ -99,3 +99,17 @@ def test_damaged_files_are_detected(kind: str, damage: str, tmp_path: Path) -> N
     assert again.watermark == 0, "a damaged index must start empty and be rebuilt"
     assert again.rebuilt_reason
     again.close()
+
+
+def test_a_removal_survives_reopen_and_may_be_repeated(kind: str, tmp_path: Path) -> None:
+    emb = FakeEmbedder()
+    index = open_index(kind, tmp_path, emb)
+    index.add(rows(emb))
+    index.remove([2])
+    index.persist()
+    index.close()
+    again = open_index(kind, tmp_path, emb)
+    again.remove([2])  # catch-up on open removes what the store no longer has, again
+    assert 2 not in again.labels()
+    assert all(i != 2 for i, _ in query(kind, again, emb, "grandma dinner", k=10))
+    again.close()

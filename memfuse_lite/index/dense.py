@@ -161,13 +161,18 @@ class HnswIndex(DerivedIndex):
     def remove(self, ids: Sequence[int]) -> None:
         """Hide ids from every search (hnswlib mark_deleted)."""
         with self._lock:
+            stored: set[int] | None = None
             for i in ids:
                 if int(i) in self._deleted:
                     continue
                 try:
                     self.index.mark_deleted(int(i))
                 except RuntimeError:
-                    continue  # never added
+                    # Either never added, or already marked deleted in the file this index
+                    # was loaded from (hnswlib keeps the mark but not our bookkeeping).
+                    stored = set(self.index.get_ids_list()) if stored is None else stored
+                    if int(i) not in stored:
+                        continue
                 self._deleted.add(int(i))
                 self._restricted.pop(int(i), None)
                 if int(i) < len(self._live):

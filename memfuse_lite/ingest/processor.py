@@ -105,9 +105,14 @@ class BatchProcessor:
             for d, v in kept
         ]
         with self.view_lock:
+            # forget() may have deleted some of these observations while they were being
+            # embedded; it holds the same lock, so checking here is race-free.
+            alive = self.store.existing_observations([i.id for i in items])
+            events = [ev for ev in events if alive.issuperset(ev.observation_ids)]
+            dead = {oid: why for oid, why in dead.items() if oid in alive}
             t3 = time.perf_counter()
             ids, outcome = self.store.commit_batch(
-                events, done=[i.id for i in items], dead=dead,
+                events, done=[i.id for i in items if i.id in alive], dead=dead,
                 on_events=self._fuse if self.fusion is not None else None)
             t4 = time.perf_counter()
             if outcome is not None and self.fusion is not None:

@@ -235,6 +235,16 @@ class Store:
                              " AND external_id = ?", (user, source, external_id)).fetchone()
         return None if row is None else int(row[0])
 
+    def existing_observations(self, ids: Sequence[int]) -> set[int]:
+        """Which of these observation ids are still stored."""
+        out: set[int] = set()
+        with self.reading() as db:
+            for chunk in _chunks(ids, 500):
+                out.update(int(r[0]) for r in db.execute(
+                    f"SELECT id FROM observations WHERE id IN ({','.join('?' * len(chunk))})",
+                    tuple(chunk)))
+        return out
+
     def pending(self) -> list[int]:
         """Observation ids acknowledged but not yet processed, oldest first."""
         with self.reading() as db:
