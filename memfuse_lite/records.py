@@ -48,7 +48,16 @@ def _check_name(field_name: str, value: object, *, required: bool) -> str:
         raise InvalidObservation(field_name, "is blank")
     if len(value) > MAX_NAME_CHARS:
         raise InvalidObservation(field_name, f"longer than {MAX_NAME_CHARS} characters")
+    _check_unicode(field_name, value)
     return value
+
+
+def _check_unicode(field_name: str, value: str) -> None:
+    """Refuse lone surrogates: they cannot be stored as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidObservation(field_name, "is not valid Unicode (lone surrogate)") from exc
 
 
 def _depth(value: object, limit: int) -> int:
@@ -80,6 +89,7 @@ def _check_meta(meta: object) -> dict[str, Any]:
         raise InvalidObservation("meta", f"not JSON-serialisable: {exc}") from exc
     if "\\u0000" in encoded:
         raise InvalidObservation("meta", "contains a NUL character")
+    _check_unicode("meta", encoded)
     if len(encoded.encode("utf-8")) > MAX_META_BYTES:
         raise InvalidObservation("meta", f"larger than {MAX_META_BYTES} bytes as JSON")
     decoded: dict[str, Any] = json.loads(encoded)

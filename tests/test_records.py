@@ -85,3 +85,17 @@ def test_json_round_trip_and_unknown_keys() -> None:
     with pytest.raises(InvalidObservation) as info:
         Observation.from_json({"source": "sms", "user": "a", "text": "x"})
     assert info.value.field == "ts"
+
+
+@pytest.mark.parametrize("field, value", [
+    ("user", "a\ud800"), ("source", "s\udfff"), ("device", "\ud800"), ("external_id", "x\ud800"),
+    ("text", "lone \ud800 surrogate"), ("meta", {"k": "\ud800"}), ("meta", {"\ud800": 1}),
+    ("visibility", ["\ud800"]),
+])
+def test_lone_surrogates_are_refused_in_every_field(field: str, value: object) -> None:
+    fields: dict[str, object] = {"source": "sms", "user": "ana", "ts": "2025-01-01T09:00",
+                                 "text": "hello"}
+    fields[field] = value
+    with pytest.raises(InvalidObservation) as info:
+        Observation(**fields)  # type: ignore[arg-type]
+    assert info.value.field == field
