@@ -35,8 +35,11 @@ timestamps = st.one_of(
     st.integers(min_value=-2**63, max_value=2**63), st.floats(allow_nan=True), texts, st.none())
 names = st.one_of(st.sampled_from(["sms", "chat", "calendar", "ana", "ben", "photo"]),
                   st.sampled_from(["sms", "ana"]), texts)
-visibilities = st.one_of(st.sampled_from(["household", "private", "public", ""]),
+visibilities = st.one_of(st.just("household"), st.just("private"), st.lists(names, max_size=3),
+                         st.sampled_from(["household", "private", "public", ""]),
                          st.lists(texts, max_size=3), json_values)
+metas = st.one_of(st.just({}), st.dictionaries(st.text(max_size=8), json_values, max_size=4),
+                  json_values)
 
 
 def deep(n: int) -> dict[str, Any]:
@@ -62,7 +65,7 @@ def fuzz(mem: MemFuse, work: Path, examples: int) -> dict[str, Any]:
                      suppress_health_check=list(HealthCheck))
 
     @quick
-    @given(source=names, user=names, text=texts, ts=timestamps, meta=json_values,
+    @given(source=names, user=names, text=texts, ts=timestamps, meta=metas,
            visibility=visibilities, depth=st.integers(0, 60))
     def observations(source: Any, user: Any, text: Any, ts: Any, meta: Any, visibility: Any,
                      depth: int) -> None:
@@ -79,7 +82,11 @@ def fuzz(mem: MemFuse, work: Path, examples: int) -> dict[str, Any]:
 
     @quick
     @given(line=st.one_of(st.binary(max_size=300), json_values.map(
-        lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))))
+        lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass")),
+        st.fixed_dictionaries({"source": names, "user": names, "ts": timestamps, "text": texts},
+                              optional={"meta": metas, "visibility": visibilities,
+                                        "extra": json_values}).map(
+            lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))))
     def lines(line: bytes) -> None:
         path = work / "fuzz.jsonl"
         path.write_bytes(line.replace(b"\n", b" ") + b"\n")
