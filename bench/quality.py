@@ -1,10 +1,18 @@
-"""Retrieval quality on the shared real datasets, through the public API.
+"""Retrieval quality on the generated household and the shared real datasets, through
+the public API.
 
-    python3 -m bench quality --dataset lifebench-en|lifebench-zh|locomo [--pipelines ...]
+    python3 -m bench quality --dataset generated|lifebench-en|lifebench-zh|locomo
+                             [--pipelines ...] [--ablations] [--refuse]
 
 Per question category and pipeline: evidence recall@k (share of the gold evidence
-records retrieved), all-evidence-hit@k and any-hit@k for k = 5, 10, 20. Memories are
-built once under bench/out/ and reused (delete the folder to rebuild).
+records retrieved), all-evidence-hit@k and any-hit@k for k = 5, 10, 20, and, where
+questions carry an answer checklist (generated), context checklist coverage@k (share of
+checklist items stated in the top-k records, normalised matching of items and aliases).
+Baselines in the same run: ``long-context`` (everything the viewer may see before the
+question, newest last, cut to a 4,096-token window; its figures are for the whole
+window at every k), ``naive-rag`` (dense top-k over the raw observations: the ``dense``
+pipeline, each observation is one event here), ``bm25`` and ``hybrid`` (RRF, no fusion).
+Memories are built once under bench/out/ and reused (delete the folder to rebuild).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
+from memfuse_lite.prepare.registry import resolve_embedder_dir
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
@@ -29,11 +38,15 @@ from .adapters import (
     locomo_observations,
     locomo_questions,
 )
+from .baselines import LongContext
 from .common import write_result
+from .gen.text import contains_item
+from .generate import SMALL, load
 
 OUT = Path(__file__).resolve().parent / "out"
 KS = (5, 10, 20)
-PIPELINES = ("bm25", "dense", "hybrid", "fused", "agentic")
+PIPELINES = ("long-context", "naive-rag", "bm25", "hybrid", "fused", "agentic")
+ALIASES = {"naive-rag": "dense"}
 ABLATIONS = {
     "fused-no-planner": {"use_planner": False},
     "fused-no-expansion": {"use_expansion": False},
@@ -61,7 +74,8 @@ def build(path: Path, observations: Iterable[dict[str, Any]],
 
 
 def score(mem: MemFuse, questions: Iterable[dict[str, Any]], pipelines: Iterable[str],
-          acc: dict[tuple[str, str], list[dict[str, Any]]], label: str | None = None) -> None:
+          acc: dict[tuple[str, str], list[dict[str, Any]]], label: str | None = None,
+          long_context: LongContext | None = None) -> None:
     """Run every question through every pipeline; append per-question scores to ``acc``."""
     for q in questions:
         gold = {tuple(e) for e in q["evidence"]}
@@ -69,18 +83,33 @@ def score(mem: MemFuse, questions: Iterable[dict[str, Any]], pipelines: Iterable
             continue
         now = parse_ts(q["now"]) if q.get("now") else None
         for pipeline in pipelines:
-            hits = mem.search(q["text"][:4000], viewer=q["viewer"], k=max(KS), now=now,
-                              pipeline=pipeline).hits
-            pipeline = label or pipeline
-            found = [{(p.source, p.external_id) for p in h.provenance} for h in hits]
-            row: dict[str, Any] = {"recall": {}, "all_hit": {}, "any_hit": {}}
+            if pipeline == "long-context":
+                if long_context is None:
+                    continue
+                window = long_context.context(q["viewer"], now)
+                found = [{(o["source"], o["external_id"])} for o in window]
+                texts = [f"{o['user']}: {o['text']}" for o in window]
+                ks = {k: len(window) for k in KS}  # the whole window at every k
+            else:
+                hits = mem.search(q["text"][:4000], viewer=q["viewer"], k=max(KS), now=now,
+                                  pipeline=ALIASES.get(pipeline, pipeline)).hits
+                found = [{(p.source, p.external_id) for p in h.provenance} for h in hits]
+                texts = [f"{h.provenance[0].user if h.provenance else ''}: {h.text}"
+                         for h in hits]
+                ks = {k: k for k in KS}
+            name = label or pipeline
+            row: dict[str, Any] = {"recall": {}, "all_hit": {}, "any_hit": {}, "coverage": {}}
             for k in KS:
-                got = set().union(*found[:k]) & gold if found else set()
+                got = set().union(*found[: ks[k]]) & gold if found else set()
                 row["recall"][k] = len(got) / len(gold)
                 row["all_hit"][k] = float(len(got) == len(gold))
                 row["any_hit"][k] = float(bool(got))
-            acc[(q["category"], pipeline)].append(row)
-            acc[("all", pipeline)].append(row)
+                if q.get("checklist"):
+                    context = "\n".join(texts[: ks[k]])
+                    row["coverage"][k] = sum(contains_item(context, item)
+                                             for item in q["checklist"]) / len(q["checklist"])
+            acc[(q["category"], name)].append(row)
+            acc[("all", name)].append(row)
 
 
 def summarise(acc: dict[tuple[str, str], list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -92,6 +121,8 @@ def summarise(acc: dict[tuple[str, str], list[dict[str, Any]]]) -> list[dict[str
             "category": category, "pipeline": pipeline, "questions": len(items),
             **{m: {str(k): round(sum(i[m][k] for i in items) / len(items), 4) for k in KS}
                for m in ("recall", "all_hit", "any_hit")},
+            **({"coverage": {str(k): round(sum(i["coverage"][k] for i in items) / len(items), 4)
+                             for k in KS}} if items[0]["coverage"] else {}),
         })
     return rows
 
@@ -100,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     """CLI entry."""
     ap = argparse.ArgumentParser(prog="python3 -m bench quality", description=__doc__)
     ap.add_argument("--dataset", required=True,
-                    choices=("lifebench-en", "lifebench-zh", "locomo"))
+                    choices=("generated", "lifebench-en", "lifebench-zh", "locomo"))
     ap.add_argument("--pipelines", nargs="+", default=list(PIPELINES))
     ap.add_argument("--ablations", action="store_true",
                     help="also run the fused pipeline without planner / expansion / summaries")
@@ -108,7 +139,10 @@ def main(argv: list[str] | None = None) -> None:
                     help="re-run fusion over the stored events first (after fusion changes)")
     args = ap.parse_args(argv)
     acc: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    if args.dataset.startswith("lifebench"):
+    if args.dataset == "generated":
+        runs = [(OUT / "generated-s7", lambda: load(SMALL, "observations.jsonl"),
+                 lambda: load(SMALL, "questions.jsonl"))]
+    elif args.dataset.startswith("lifebench"):
         lang = args.dataset.split("-")[1]
         runs = [(OUT / args.dataset, lambda: lifebench_observations(lang),
                  lambda: lifebench_questions(lang))]
@@ -116,11 +150,14 @@ def main(argv: list[str] | None = None) -> None:
         convs = locomo_conversations()
         runs = [(OUT / f"locomo-{i}", lambda c=c: locomo_observations(c),
                  lambda c=c, i=i: locomo_questions(c, i)) for i, c in enumerate(convs)]
+    tokenizer_dir = resolve_embedder_dir(MemFuseConfig().embedder, MemFuseConfig().model_dir)
     for path, observations, questions in runs:
         mem = build(path, observations())
         if args.refuse:
             mem.rebuild_fusion()
-        score(mem, questions(), args.pipelines, acc)
+        long_context = LongContext(observations(), tokenizer_dir) \
+            if "long-context" in args.pipelines else None
+        score(mem, questions(), args.pipelines, acc, long_context=long_context)
         base = mem.config
         mem.close()
         if args.ablations:
@@ -131,9 +168,10 @@ def main(argv: list[str] | None = None) -> None:
                 mem.close()
     rows = summarise(acc)
     for r in rows:
-        print(f"{r['category']:<32} {r['pipeline']:<7} n={r['questions']:<4} "
+        print(f"{r['category']:<32} {r['pipeline']:<12} n={r['questions']:<4} "
               + " ".join(f"R@{k}={r['recall'][str(k)]:.3f}" for k in KS) + "  "
-              + " ".join(f"all@{k}={r['all_hit'][str(k)]:.3f}" for k in KS))
+              + " ".join(f"all@{k}={r['all_hit'][str(k)]:.3f}" for k in KS)
+              + ("  cov@20={:.3f}".format(r["coverage"]["20"]) if "coverage" in r else ""))
     write_result(f"quality-{args.dataset}", {
         "command": "python3 -m bench quality " + " ".join(argv or []),
         "dataset": args.dataset, "ks": list(KS), "rows": rows})

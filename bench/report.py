@@ -9,6 +9,7 @@ from typing import Any
 from .common import RESULTS
 
 OUT = Path(__file__).resolve().parent / "RESULTS.md"
+PLOTS = OUT.parent / "plots"
 
 
 def _load() -> dict[str, dict[str, Any]]:
@@ -23,8 +24,11 @@ def _machine(m: dict[str, Any]) -> str:
 def engine_section(name: str, r: dict[str, Any]) -> list[str]:
     ing = r["ingest"]
     st = ing["stage_seconds"]
+    corpus = {"generated": "generated household", "real": "LifeBench + LoCoMo text"}.get(
+        r.get("corpus", "real"), "")
     lines = [
-        f"### Engine at {r['size']:,} observations",
+        f"### Engine at {r['size']:,} observations ({corpus}, embedder "
+        f"{r.get('embedder', 'e5-small-int8')})",
         "",
         f"`{r['command'].strip()}` — {_machine(r['machine'])}",
         "",
@@ -40,6 +44,13 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
     ]
     for p, s in r["search"].items():
         lines.append(f"| {p} | {s['p50']} | {s['p95']} | {s['p99']} |")
+    if "ann" in r:
+        a = r["ann"]
+        lines += ["", f"HNSW top-{a['k']} against exact search (hnswlib brute force) over "
+                  f"{a['vectors']:,} vectors, {a['queries']} queries, ef_search "
+                  f"{a['ef_search']}: recall {a['hnsw_recall']:.4f}; HNSW p50/p95 "
+                  f"{a['hnsw_ms']['p50']}/{a['hnsw_ms']['p95']} ms vs numpy brute force "
+                  f"{a['numpy_bruteforce_ms']['p50']}/{a['numpy_bruteforce_ms']['p95']} ms."]
     return lines + [""]
 
 
@@ -68,6 +79,16 @@ def quality_section(r: dict[str, Any]) -> list[str]:
     lines = [f"### Retrieval quality: {r['dataset']}", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
     ks = r["ks"]
+    overall = [row for row in r["rows"] if row["category"] == "all"]
+    cov = "coverage" in overall[0] if overall else False
+    lines += ["| pipeline (all questions) | " + " | ".join(f"recall@{k}" for k in ks)
+              + " | all-hit@20 | any-hit@20 |" + (" checklist coverage@20 |" if cov else ""),
+              "|" + "---|" * (3 + len(ks) + cov)]
+    for row in overall:
+        lines.append(f"| {row['pipeline']} | " + " | ".join(
+            f"{row['recall'][str(k)]:.3f}" for k in ks) + f" | {row['all_hit']['20']:.3f} | "
+            f"{row['any_hit']['20']:.3f} |" + (f" {row['coverage']['20']:.3f} |" if cov else ""))
+    lines += ["", "Per category:", ""]
     header = "| category | questions | pipeline | " + " | ".join(
         f"recall@{k}" for k in ks) + " | " + " | ".join(f"all-hit@{k}" for k in ks) + " |"
     lines += [header, "|" + "---|" * (3 + 2 * len(ks))]
@@ -107,8 +128,105 @@ def ask_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def reliability_section(r: dict[str, Any]) -> list[str]:
+    lines = ["### Reliability", "", f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
+    if "crash" in r:
+        c = r["crash"]
+        lines += [f"- **Crash**: {c['kills']} SIGKILLs of an ingesting, forgetting child "
+                  f"({c['acknowledged']:,} observations acknowledged, {c['forgotten']} "
+                  f"forgotten at the end, {c['seconds']} s): lost {c['lost']}, duplicated "
+                  f"{c['duplicated']}, resurrected {c['resurrected']}, index mismatches "
+                  f"{c['index_mismatches']}, dangling rows {c['dangling']}; canonicalised "
+                  f"memory equal to a clean build: {c['same_as_clean_build']}."]
+    if "corruption" in r:
+        c = r["corruption"]
+        lines += [f"- **Corruption**: {len(c['cases'])} damaged derived files, each rebuilt "
+                  f"from SQLite with a log line and answering like every other rebuild: "
+                  f"{c['all_rebuilt_and_deterministic']}; zeroed SQLite header: "
+                  f"{c['sqlite_header_zeroed']}.", "",
+                  "| file | damage | rebuild logged | same results as before | top-20 Jaccard "
+                  "vs before | same as other rebuilds |", "|---|---|---|---|---|---|"]
+        lines += [f"| {x['file']} | {x['damage']} | {x['rebuild_logged']} | "
+                  f"{x['same_results']} | {x['top20_jaccard']} | {x['same_as_other_rebuilds']} |"
+                  for x in c["cases"]]
+        lines.append("")
+    if "fuzz" in r:
+        f = r["fuzz"]
+        lines += [f"- **Fuzz**: {f['observations']} observations ({f['rejected']} refused with "
+                  f"InvalidObservation, {f['accepted']} ingested, {f['dead_letters']} "
+                  f"dead-lettered, {f['half_written']} half-written), {f['lines']} JSONL lines "
+                  f"({f['line_errors']} refused with a reason), {f['queries']} queries "
+                  f"({f['query_errors']} InvalidQuery); crashes {f['crashes']}."]
+    if "isolation" in r:
+        i = r["isolation"]
+        lines += [f"- **Isolation**: {i['questions']} questions × {len(i['users'])} users: "
+                  f"{i['searches']} searches, {i['shows']} `show`s of fused memories, "
+                  f"{i['asks']} asks with every LLM prompt recorded: leaks {i['leaks']}."]
+    if "forget" in r:
+        g = r["forget"]
+        done = "; ".join(f"{k}: {v['observations']} obs, {v['events']} events, "
+                         f"{v['fused_removed']} memories removed, {v['fused_updated']} updated"
+                         for k, v in g["forgets"].items())
+        lines += [f"- **Forget**: {done}. Afterwards {g['checks']} hits and fused memories "
+                  f"checked: {g['violations']} derived from forgotten records; indexes match "
+                  f"SQLite: {g['indexes_match_sqlite']}."]
+    return lines + [""]
+
+
+def plots(results: dict[str, dict[str, Any]]) -> list[str]:
+    """PNG plots next to RESULTS.md; returns the Markdown that shows them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    PLOTS.mkdir(exist_ok=True)
+    out = []
+    engines = sorted((r for n, r in results.items() if n.startswith("engine-")
+                      and r.get("corpus") == "generated" and r.get("embedder", "").startswith(
+                          "e5")), key=lambda r: r["size"])
+    if len(engines) >= 2:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for pipeline in engines[0]["search"]:
+            ax.plot([r["size"] for r in engines], [r["search"][pipeline]["p50"] for r in engines],
+                    marker="o", label=f"{pipeline} p50")
+        ax.plot([r["size"] for r in engines], [r["ann"]["numpy_bruteforce_ms"]["p50"]
+                                               for r in engines], "k--", label="numpy brute force")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("observations")
+        ax.set_ylabel("search latency ms")
+        ax.set_title("Search latency vs corpus size (generated household)")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(PLOTS / "latency_vs_size.png", dpi=110)
+        plt.close(fig)
+        out += ["![latency vs size](plots/latency_vs_size.png)", ""]
+    quality = results.get("quality-generated")
+    if quality:
+        rows = [r for r in quality["rows"] if r["category"] != "all"]
+        cats = sorted({r["category"] for r in rows})
+        pipes = list(dict.fromkeys(r["pipeline"] for r in rows))
+        fig, ax = plt.subplots(figsize=(8, 4))
+        width = 0.8 / len(pipes)
+        for j, p in enumerate(pipes):
+            vals = [next((r["recall"]["20"] for r in rows
+                          if r["category"] == c and r["pipeline"] == p), 0) for c in cats]
+            ax.bar([i + j * width for i in range(len(cats))], vals, width, label=p)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cats))])
+        ax.set_xticklabels([c.replace(" ", "\n", 1) for c in cats], fontsize=7)
+        ax.set_ylabel("evidence recall@20")
+        ax.set_title("Generated household: recall@20 per category and pipeline")
+        ax.legend(fontsize=6, ncol=3)
+        fig.tight_layout()
+        fig.savefig(PLOTS / "quality_per_category.png", dpi=110)
+        plt.close(fig)
+        out += ["![quality per category](plots/quality_per_category.png)", ""]
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Write RESULTS.md."""
+    """Write RESULTS.md and the plots."""
     del argv
     results = _load()
     lines = ["# Benchmark results", "",
@@ -129,5 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("ask-"):
             lines += ask_section(r)
+    if "reliability" in results:
+        lines += reliability_section(results["reliability"])
+    lines += ["## Plots", ""] + plots(results)
     OUT.write_text("\n".join(lines))
     print(f"wrote {OUT}")

@@ -51,6 +51,9 @@ def test_add_search_persist_reopen(kind: str, tmp_path: Path) -> None:
     again = open_index(kind, tmp_path, emb)
     assert again.watermark == len(TEXTS)
     assert again.rebuilt_reason is None
+    if kind == "dense":  # audiences live in SQLite: until described, nobody sees a label
+        assert query(kind, again, emb, "grandma dinner") == []
+        again.describe(rows(emb))
     assert query(kind, again, emb, "grandma dinner") == top
     again.close()
 

@@ -38,7 +38,7 @@ def test_the_check_sees_a_leak(open_memory, config, monkeypatch) -> None:
         await mem.flush()
 
     asyncio.run(ingest())
-    mem.dense._restricted.clear()  # break visibility inside the dense index …
+    mem.dense._aud[:] = -1  # break visibility inside the dense index (all household) …
     for module in ("memfuse_lite.retrieve.search", "memfuse_lite.retrieve.fused"):
         monkeypatch.setattr(f"{module}.can_see", lambda viewer, audience: True)  # … and after
     report = check(mem, [{"text": "safe code", "now": None}], ["ben"], pipelines=("dense",))

@@ -24,6 +24,11 @@ FORMAT = 1
 EXACT_LIMIT = 2048
 
 
+OVERSAMPLE_SHARE = 0.3
+"""Filter after an unfiltered search when at least this share of labels passes."""
+HOUSEHOLD = -1
+NOBODY = -2
+
 class HnswIndex(DerivedIndex):
     """Approximate nearest neighbours over event embeddings."""
 
@@ -36,7 +41,11 @@ class HnswIndex(DerivedIndex):
         self.model_key = model_key
         self.cfg = cfg
         self._lock = threading.RLock()
-        self._restricted: dict[int, frozenset[str]] = {}
+        # Audience per label as a code into _audiences (HOUSEHOLD: everyone; NOBODY: not
+        # described yet), so the visibility mask is one vectorised comparison per query.
+        self._audiences: list[frozenset[str]] = []
+        self._audience_codes: dict[frozenset[str], int] = {}
+        self._aud = np.zeros(0, dtype=np.int32)
         self._deleted: set[int] = set()
         self._codes: dict[str, int] = {}
         self._when = np.zeros(0, dtype=np.float64)
@@ -91,8 +100,9 @@ class HnswIndex(DerivedIndex):
         self.watermark = 0
 
     def _mark_loaded(self, ids: list[int]) -> None:
-        """Labels read from the file are live until the store says otherwise; their
-        time, user and source are filled in by :meth:`describe` at catch-up."""
+        """Labels read from the file are live until the store says otherwise; their time,
+        user, source and audience are filled in by :meth:`describe` at catch-up, and until
+        then nobody may see them (visibility fails closed)."""
         if not ids:
             return
         size = max(ids) + 1
@@ -100,8 +110,16 @@ class HnswIndex(DerivedIndex):
         self._ts = np.full(size, np.nan)
         self._user = np.full(size, -1, dtype=np.int32)
         self._source = np.full(size, -1, dtype=np.int32)
+        self._aud = np.full(size, NOBODY, dtype=np.int32)
         self._live = np.zeros(size, dtype=bool)
         self._live[ids] = True
+
+    def _audience(self, audience: Sequence[str]) -> int:
+        key = frozenset(audience)
+        if key not in self._audience_codes:
+            self._audience_codes[key] = len(self._audiences)
+            self._audiences.append(key)
+        return self._audience_codes[key]
 
     def _code(self, name: str) -> int:
         return self._codes.setdefault(name, len(self._codes))
@@ -118,6 +136,7 @@ class HnswIndex(DerivedIndex):
                 self._ts = _grow(self._ts, size, np.nan)
                 self._user = _grow(self._user, size, -1)
                 self._source = _grow(self._source, size, -1)
+                self._aud = _grow(self._aud, size, NOBODY)
                 self._live = _grow(self._live, size, False)
             for r in rows:
                 self._when[r.id] = r.when_epoch
@@ -125,16 +144,13 @@ class HnswIndex(DerivedIndex):
                 self._user[r.id] = self._code(r.user)
                 self._source[r.id] = self._code(r.source)
                 self._live[r.id] = r.id not in self._deleted
-                if r.audience is not None:
-                    self._restricted[r.id] = frozenset(r.audience)
-                else:
-                    self._restricted.pop(r.id, None)
+                self._aud[r.id] = HOUSEHOLD if r.audience is None else self._audience(r.audience)
 
     def reset(self) -> None:
         """Drop everything."""
         with self._lock:
             self.index = self._new()
-            self._restricted = {}
+            self._aud[:] = NOBODY
             self._deleted = set()
             self._live[:] = False
             self.watermark = 0
@@ -174,7 +190,6 @@ class HnswIndex(DerivedIndex):
                     if int(i) not in stored:
                         continue
                 self._deleted.add(int(i))
-                self._restricted.pop(int(i), None)
                 if int(i) < len(self._live):
                     self._live[int(i)] = False
             self._dirty = True
@@ -205,9 +220,8 @@ class HnswIndex(DerivedIndex):
     def allowed(self, viewer: str, where: IndexFilter | None = None) -> np.ndarray:
         """Boolean mask over labels: live, visible to ``viewer`` and within ``where``."""
         mask = self._live.copy()
-        for label, aud in self._restricted.items():
-            if viewer not in aud and label < len(mask):
-                mask[label] = False
+        seen_by_viewer = [c for c, aud in enumerate(self._audiences) if viewer in aud]
+        mask &= (self._aud == HOUSEHOLD) | np.isin(self._aud, seen_by_viewer)
         if where is not None:
             if where.start is not None:
                 mask &= self._when >= where.start
@@ -237,6 +251,20 @@ class HnswIndex(DerivedIndex):
                 return []
             if available <= EXACT_LIMIT:
                 return self._exact(query, np.flatnonzero(mask), k)
+            if available < len(self) and available >= OVERSAMPLE_SHARE * len(self):
+                # Most labels pass: search unfiltered for a few times k and filter after,
+                # instead of a Python filter callback at every visited graph node.
+                wide = min(len(self), max(4 * k, k + 50))
+                self.index.set_ef(max(self.cfg.hnsw_ef_search, wide))
+                try:
+                    labels, dists = self.index.knn_query(query.reshape(1, -1), k=wide)
+                except RuntimeError:
+                    labels = None
+                if labels is not None:
+                    kept = [(int(lab), float(1.0 - d)) for lab, d in
+                            zip(labels[0], dists[0], strict=True) if mask[int(lab)]]
+                    if len(kept) >= k:
+                        return kept[:k]
             self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
             filt = None if available == len(self) else (lambda label: bool(mask[label]))
             try:
