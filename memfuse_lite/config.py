@@ -75,7 +75,10 @@ class RetrievalConfig:
     rewrites, constraints applied at confidence >= 0.6; causal edges 2 hops, semantic
     edges 1 hop at similarity >= 0.8, score decay 0.7 per hop; at most 3 fused summaries
     in the final context; agentic retrieval in 2-5 rounds. The ``use_*`` switches are
-    the ablations (no planner, no expansion, no fused summaries)."""
+    the ablations (no planner, no expansion, no fused summaries). ``expand_from`` limits
+    graph expansion to the top seeds, ``fused_doc_members`` the members a retrieved
+    fused-memory document contributes to the seeds (those closest to the question);
+    None means no limit."""
 
     rrf_k: int = 60
     seed_k: int = 30
@@ -94,9 +97,14 @@ class RetrievalConfig:
     use_planner: bool = True
     use_expansion: bool = True
     use_fused_summaries: bool = True
+    expand_from: int | None = None
+    fused_doc_members: int | None = None
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)
+        for name in ("expand_from", "fused_doc_members"):
+            if getattr(self, name) is not None:
+                _positive(name, getattr(self, name))
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
         if self.default_pipeline not in PIPELINES:
@@ -128,6 +136,7 @@ class FusionConfig:
     w_entity: float = 0.30
     w_actor: float = 0.15
     w_place: float = 0.05
+    name_conflict: float = 0.5
     w_complement: float = 0.05
     w_update: float = 0.15
     join_threshold: float = 0.55

@@ -209,9 +209,11 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
             scene, q = pool[category].pop()
             others = [o for o in alike[identity(scene)] if o is not scene]
             reason = review(scene, q, others, texts)
+            # Asked a day to six weeks later: a long-context window of recent records
+            # then rarely still holds the scene.
+            asked = scene.end + timedelta(days=rng.randint(1, 42))
             row = {"text": q.text, "viewer": q.viewer,
-                   "now": (scene.end + timedelta(days=1)).replace(hour=21, minute=0)
-                   .isoformat(timespec="minutes"),
+                   "now": asked.replace(hour=21, minute=0).isoformat(timespec="minutes"),
                    "category": q.category, "answer": q.answer, "checklist": q.checklist,
                    "evidence": [[scene.draft(k).source, scene.draft(k).external_id]
                                 for k in q.evidence],

@@ -12,6 +12,7 @@ otherwise a new fused memory starts. Edges follow from the same comparisons.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..config import FusionConfig
 from ..records import Edge
-from .features import cause_clause, entities_of
+from .features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views
 from .summary import refresh_summary
 
@@ -84,7 +85,9 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
     """(score, cosine) of event ``a`` against candidate ``b``.
 
     ``score = content * time_factor + w_complement * complementarity``, where content
-    is the weighted sum of rescaled cosine, shared entities, actors and place (0..1).
+    is the weighted sum of rescaled cosine, shared entities, actors and place (0..1); the
+    whole is scaled by ``name_conflict`` when both events name people or organisations
+    and share none of them.
     """
     cos = float(a.vec @ b.vec)
     t = time_factor(a, b, cfg)
@@ -98,6 +101,8 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
     score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
     if (a.reschedule or a.cancel) and _scheduled(b) and _overlap(a.entities, b.entities) >= 0.5:
         score += cfg.w_update  # an update naming a planned happening ("dinner … cancelled")
+    if a.names and b.names and not a.names & b.names:
+        score *= cfg.name_conflict  # both name someone or something, and not the same
     return score, cos
 
 
@@ -146,6 +151,8 @@ class FusionAgent:
                              or fused_of.get(c.id) != fused_of.get(cause.id)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
             target = self._decide(e, scored, fused_of, out)
+            if target is not None and _names_conflict(e.names, _cluster_names(db, target)):
+                target = None  # the memory is about someone or something else
             if target is not None:
                 target = self._merge_bridged(db, scored, fused_of, assigned, target, out)
             if target is None or _size(db, target) >= self.cfg.max_members:
@@ -187,7 +194,8 @@ class FusionAgent:
         size = _size(db, target)
         for other in sorted(others):
             other_size = _size(db, other)
-            if size + other_size + 1 > self.cfg.max_members:
+            if size + other_size + 1 > self.cfg.max_members or _names_conflict(
+                    _cluster_names(db, target), _cluster_names(db, other)):
                 continue
             moved = [int(r[0]) for r in db.execute(
                 "SELECT event_id FROM fused_members WHERE fused_id = ?", (other,))]
@@ -299,6 +307,21 @@ def _conflict(a: EventView, b: EventView) -> str | None:
             return (f"time: {datetime.fromtimestamp(a0, tz=UTC).strftime(fmt)} vs "
                     f"{datetime.fromtimestamp(b0, tz=UTC).strftime(fmt)}")
     return None
+
+
+def _names_conflict(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Both sides name people or organisations, and none in common."""
+    return bool(a) and bool(b) and not a & b
+
+
+def _cluster_names(db: apsw.Connection, fused_id: int) -> frozenset[str]:
+    """The proper-name words of a fused memory's members."""
+    names: set[str] = set()
+    for text, actors in db.execute(
+            "SELECT e.text, e.actors FROM fused_members m JOIN events e ON e.id = m.event_id"
+            " WHERE m.fused_id = ?", (fused_id,)):
+        names |= name_tokens(str(text), frozenset(json.loads(str(actors))))
+    return frozenset(names)
 
 
 def _nearest_in_time(db: apsw.Connection, e: EventView, n: int) -> list[int]:

@@ -129,6 +129,24 @@ def entities_of(text: str) -> tuple[str, ...]:
     return tuple(ents)
 
 
+_NAME = re.compile(r"\b(?:Dr|Mr|Mrs|Ms)\.\s?[A-Z][a-z]+|\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+_TITLES = frozenset({"dr.", "mr.", "mrs.", "ms."})
+
+
+def name_tokens(text: str, actors: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Words of the proper names an event mentions: titled names ('Dr. Lin'), multi-word
+    capitalised names ('Golden Key Services', 'Zhou Tao') and its structured actors.
+    Two events that both name someone or something, and share none of the words, are
+    most likely about different happenings however alike their wording."""
+    words: set[str] = set()
+    for m in _NAME.finditer(text):
+        words.update(w for w in m.group(0).lower().split() if w not in _TITLES)
+    for actor in actors:
+        if actor.isascii() and actor[:1].isalpha() and " " in actor.strip():
+            words.update(w for w in actor.lower().split() if w not in _TITLES)
+    return frozenset(words)
+
+
 def _meta_time(meta: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
     for key in keys:
         value = meta.get(key)

@@ -10,7 +10,7 @@ import apsw
 import numpy as np
 
 from ..timeutil import parse_ts, to_epoch
-from .features import has_cancel, has_reschedule
+from .features import has_cancel, has_reschedule, name_tokens
 
 DAY = 86_400.0
 
@@ -33,6 +33,7 @@ class EventView:
     audience: tuple[str, ...] | None
     reschedule: bool
     cancel: bool
+    names: frozenset[str] = frozenset()
 
     @property
     def when(self) -> float:
@@ -63,6 +64,7 @@ def view_from_row(row: Sequence[object]) -> EventView:
         audience=None if audience is None else tuple(json.loads(str(audience))),
         reschedule=has_reschedule(str(text)),
         cancel=has_cancel(str(text)),
+        names=name_tokens(str(text), frozenset(json.loads(str(actors)))),
     )
 
 

@@ -26,7 +26,7 @@ def expand(
 ) -> dict[int, tuple[float, str]]:
     """Scores of seeds and of what they reach, with how each was reached."""
     found: dict[int, tuple[float, str]] = {i: (s, "seed") for i, s in seeds.items()}
-    frontier = dict(seeds)
+    frontier = dict(sorted(seeds.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.expand_from])
     for hop in range(1, max(cfg.causal_hops, cfg.semantic_hops, 1) + 1):
         reached: dict[int, tuple[float, str]] = {}
         for eid, score in frontier.items():
