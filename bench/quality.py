@@ -51,6 +51,7 @@ ABLATIONS = {
     "fused-no-planner": {"use_planner": False},
     "fused-no-expansion": {"use_expansion": False},
     "fused-no-summaries": {"use_fused_summaries": False},
+    "fused-no-semantic-hops": {"semantic_hops": 0},
 }
 
 

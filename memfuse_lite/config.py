@@ -78,7 +78,7 @@ class RetrievalConfig:
     the ablations (no planner, no expansion, no fused summaries). ``expand_from`` limits
     graph expansion to the top seeds, ``fused_doc_members`` the members a retrieved
     fused-memory document contributes to the seeds (those closest to the question);
-    None means no limit."""
+    None means no limit. ``expand_members`` adds a seed's fused-memory siblings."""
 
     rrf_k: int = 60
     seed_k: int = 30
@@ -99,6 +99,7 @@ class RetrievalConfig:
     use_fused_summaries: bool = True
     expand_from: int | None = None
     fused_doc_members: int | None = None
+    expand_members: bool = True
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)

@@ -251,7 +251,9 @@ class FusionAgent:
         edges: list[Edge] = []
         mates = [(s, c) for s, c in scored if fused_of.get(c.id) == target]
         for (_, cos), c in scored:
-            if cos >= cfg.semantic_edge_cos:
+            # Alike wording about different people or organisations is a look-alike,
+            # not a related happening: no semantic edge for retrieval to follow.
+            if cos >= cfg.semantic_edge_cos and not _names_conflict(e.names, c.names):
                 a, b = sorted((e.id, c.id))
                 edges.append(Edge("semantic", a, b, round(cos, 4), "cosine"))
         for (score, cos), c in mates:

@@ -44,7 +44,7 @@ def expand(
                     continue
                 if reached.get(other, (0.0, ""))[0] < decayed:
                     reached[other] = (decayed, kind)
-            if hop == 1:
+            if hop == 1 and cfg.expand_members:
                 fid = graph.fused_of(eid)
                 if fid is not None:
                     for sibling in graph.members(fid):
