@@ -185,15 +185,18 @@ def plots(results: dict[str, dict[str, Any]]) -> list[str]:
     PLOTS.mkdir(exist_ok=True)
     out = []
     engines = sorted((r for n, r in results.items() if n.startswith("engine-")
-                      and r.get("corpus") == "generated" and r.get("embedder", "").startswith(
-                          "e5")), key=lambda r: r["size"])
+                      and r.get("corpus") == "generated" and "hashing" not in r.get(
+                          "embedder", "")), key=lambda r: r["size"])
     if len(engines) >= 2:
         fig, ax = plt.subplots(figsize=(6, 4))
         for pipeline in engines[0]["search"]:
             ax.plot([r["size"] for r in engines], [r["search"][pipeline]["p50"] for r in engines],
                     marker="o", label=f"{pipeline} p50")
         ax.plot([r["size"] for r in engines], [r["ann"]["numpy_bruteforce_ms"]["p50"]
-                                               for r in engines], "k--", label="numpy brute force")
+                                               for r in engines], "k--",
+                label="vector scan only: numpy brute force")
+        ax.plot([r["size"] for r in engines], [r["ann"]["hnsw_ms"]["p50"] for r in engines],
+                "k:", label="vector scan only: HNSW")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("observations")
