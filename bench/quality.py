@@ -28,6 +28,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
+from memfuse_lite.config import PAPER_LAYOUT
 from memfuse_lite.prepare.registry import resolve_embedder_dir
 from memfuse_lite.timeutil import parse_ts
 
@@ -50,8 +51,8 @@ ALIASES = {"naive-rag": "dense"}
 ABLATIONS = {
     "fused-no-planner": {"use_planner": False},
     "fused-no-expansion": {"use_expansion": False},
-    "fused-no-summaries": {"use_fused_summaries": False},
     "fused-no-semantic-hops": {"semantic_hops": 0},
+    "fused-paper-layout": PAPER_LAYOUT,
 }
 
 
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
                     choices=("generated", "lifebench-en", "lifebench-zh", "locomo"))
     ap.add_argument("--pipelines", nargs="+", default=list(PIPELINES))
     ap.add_argument("--ablations", action="store_true",
-                    help="also run the fused pipeline without planner / expansion / summaries")
+                    help="also run fused without planner, expansion or semantic hops, and with the paper layout")
     ap.add_argument("--refuse", action="store_true",
                     help="re-run fusion over the stored events first (after fusion changes)")
     args = ap.parse_args(argv)

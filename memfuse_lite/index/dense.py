@@ -279,6 +279,14 @@ class HnswIndex(DerivedIndex):
         order = np.argsort(-sims, kind="stable")[:k]
         return [(int(ids[i]), float(sims[i])) for i in order]
 
+    def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """Cosine of ``query`` with each indexed id (ids not indexed are left out)."""
+        with self._lock:
+            known = [int(i) for i in ids if int(i) < len(self._live) and self._live[int(i)]]
+            if not known:
+                return {}
+            return dict(self._exact(query, np.asarray(known), len(known)))
+
     def closest(self, query: np.ndarray, ids: Sequence[int], n: int) -> list[int]:
         """The ``n`` of ``ids`` most similar to ``query`` (ids not indexed are skipped)."""
         with self._lock:

@@ -23,8 +23,10 @@ def expand(
     cfg: RetrievalConfig,
     visible: Callable[[list[int]], set[int]],
     in_range: Callable[[list[int]], set[int]] | None = None,
+    relevance: Callable[[list[int]], dict[int, float]] | None = None,
 ) -> dict[int, tuple[float, str]]:
-    """Scores of seeds and of what they reach, with how each was reached."""
+    """Scores of seeds and of what they reach, with how each was reached; ``relevance``
+    (0..1 per event, its closeness to the question) scales what expansion reaches."""
     found: dict[int, tuple[float, str]] = {i: (s, "seed") for i, s in seeds.items()}
     frontier = dict(sorted(seeds.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.expand_from])
     for hop in range(1, max(cfg.causal_hops, cfg.semantic_hops, 1) + 1):
@@ -54,6 +56,11 @@ def expand(
         if not new:
             break
         allowed = visible(new)
+        if relevance is not None:
+            factor = relevance(new)
+            reached = {i: (s * factor.get(i, 0.0), how) if i in factor else (s, how)
+                       for i, (s, how) in reached.items()}
+            new = [i for i in new if i not in found or found[i][0] < reached[i][0]]
         if in_range is not None:
             semantic = [i for i in new if reached[i][1] == "semantic"]
             allowed -= set(semantic) - in_range(semantic)

@@ -127,7 +127,9 @@ class FusedRetriever:
             if graph is not None and cfg.use_expansion:
                 found = expand(seeds, graph, cfg,
                                visible=lambda ids: self._visible(ids, viewer, now),
-                               in_range=self._in_range(applied))
+                               in_range=self._in_range(applied),
+                               relevance=self._relevance(vectors[0])
+                               if cfg.expansion_relevance else None)
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
             events.update(self.store.get_events([i for i in found if i not in events]))
@@ -153,7 +155,7 @@ class FusedRetriever:
             lists.append(self.dense.search(vec, viewer, depth, where=where))
             sparse = self.sparse.search(query, viewer, 2 * depth, where=where)
             lists.append([(i, s) for i, s in sparse if i > 0][:depth])
-            if self.cfg.use_fused_summaries and graph is not None:
+            if self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds and graph is not None:
                 lists.append(self._members_of_fused_hits(
                     [(-i, s) for i, s in sparse if i < 0][:depth], graph, depth, vec))
         return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True)[:depth])
@@ -174,6 +176,17 @@ class FusedRetriever:
             if len(out) >= depth:
                 break
         return out
+
+    def _relevance(self, query: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
+        """Closeness of events to the question, cosine rescaled from the configured band
+        to 0..1: graph neighbours that have nothing to do with the question fade."""
+        low, high = self.cfg.relevance_band
+
+        def relevance(ids: list[int]) -> dict[int, float]:
+            sims = self.dense.similarities(query, ids)
+            return {i: min(1.0, max(0.0, (s - low) / (high - low))) for i, s in sims.items()}
+
+        return relevance
 
     def _visible(self, ids: list[int], viewer: str, now: datetime | None = None) -> set[int]:
         """Events the viewer may see and that were recorded by ``now``."""
@@ -218,7 +231,9 @@ class FusedRetriever:
                     fused.append(view)
                 if len(fused) >= self.cfg.max_fused_summaries:
                     break
-        slots = max(1, k - len(fused))  # each fused summary takes one of the k places
+        # Each fused summary takes one of the k places, unless configured as a header that
+        # comes on top of the k events.
+        slots = k if self.cfg.summaries_extra else max(1, k - len(fused))
         hits = tuple(
             Hit(event_id=eid, score=score, text=events[eid].text,
                 provenance=events[eid].provenance,
