@@ -35,7 +35,8 @@ class CrashReport:
     """What the harness did and found."""
 
     kills: int = 0
-    acknowledged: int = 0
+    runs: int = 0
+    acknowledged: int = 0  # acknowledgements seen over all runs (duplicates included)
     forgotten: int = 0
     lost: int = 0
     duplicated: int = 0
@@ -182,13 +183,18 @@ def run_crashes(work: Path, kills: int, seed: int = 0, durability: str = "normal
 
     order = [o.external_id for o in corpus()]
     position = {ext: i for i, ext in enumerate(order)}
-    for n in range(kills):
+    attempts = 0
+    total_acked = total_forgotten = 0
+    while report.kills < kills and attempts < 3 * kills:
+        attempts += 1
         new, started, gone, finished = _kill_once(db, start, rng.randrange(1 << 30),
                                                   durability, rng.uniform(0.0, max_delay))
-        report.kills += 0 if finished else 1
+        report.kills += 0 if finished else 1  # a child that finished first was not killed
         acked.update(new)
         maybe.update(started)
         forgotten.update(gone)
+        total_acked += len(new)
+        total_forgotten += len(gone)
         check(db, acked, maybe, forgotten, durability, report)
         if new:
             start = max(position[e] for e in new) + 1
@@ -198,10 +204,12 @@ def run_crashes(work: Path, kills: int, seed: int = 0, durability: str = "normal
             maybe.clear()
             acked.clear()
         if progress:
-            print(f"\rkill {n + 1}/{kills}: {len(acked)} acknowledged, {len(forgotten)} "
-                  f"forgotten, lost {report.lost}", end="", file=sys.stderr, flush=True)
+            print(f"\rrun {attempts}, kills {report.kills}/{kills}: {total_acked} acknowledged, "
+                  f"{total_forgotten} forgotten, lost {report.lost}", end="", file=sys.stderr,
+                  flush=True)
     if progress:
         print(file=sys.stderr)
-    report.acknowledged, report.forgotten = len(acked), len(forgotten)
+    report.acknowledged, report.forgotten = total_acked, total_forgotten
+    report.runs = attempts
     report.same_as_clean_build = compare_with_clean_build(db, work, durability)
     return report

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import shutil
 import tempfile
@@ -32,7 +33,7 @@ import numpy as np
 from memfuse_lite import MemFuse, MemFuseConfig, NotFound, Observation, StoreCorrupt
 from memfuse_lite.timeutil import parse_ts
 
-from .common import HashingEmbedder, write_result
+from .common import RESULTS, HashingEmbedder, write_result
 from .crash import run_crashes
 from .fuzz import fuzz
 from .generate import SMALL, load
@@ -186,7 +187,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="memfuse-reliability-"))
     config = MemFuseConfig()
-    out: dict[str, Any] = {"command": "python3 -m bench reliability " + " ".join(argv or [])}
+    command = "python3 -m bench reliability " + " ".join(argv or [])
+    previous = RESULTS / "reliability.json"
+    # Sections run separately keep the others' figures; each section names its command.
+    out: dict[str, Any] = json.loads(previous.read_text()) if previous.exists() else {}
+    out.pop("machine", None)
+    out["command"] = command
     try:
         if "crash" in args.sections:
             print(f"crash: {args.kills} kills")
@@ -221,4 +227,7 @@ def main(argv: list[str] | None = None) -> None:
             mem.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    for section in args.sections:
+        if isinstance(out.get(section), dict):
+            out[section]["command"] = command
     write_result("reliability", out)

@@ -134,7 +134,8 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
     lines = ["### Reliability", "", f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
     if "crash" in r:
         c = r["crash"]
-        lines += [f"- **Crash**: {c['kills']} SIGKILLs of an ingesting, forgetting child "
+        lines += [f"- **Crash** (`{c.get('command', r['command'])}`): {c['kills']} SIGKILLs "
+                  f"of an ingesting, forgetting child in {c.get('runs', c['kills'])} runs "
                   f"({c['acknowledged']:,} observations acknowledged, {c['forgotten']} "
                   f"forgotten at the end, {c['seconds']} s): lost {c['lost']}, duplicated "
                   f"{c['duplicated']}, resurrected {c['resurrected']}, index mismatches "
