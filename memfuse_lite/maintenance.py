@@ -89,7 +89,8 @@ def export_log(store: Store, out: IO[str]) -> int:
         for _, user, source, ext, device, ts, text, meta, vis in rows:
             out.write(json.dumps({"source": source, "external_id": ext, "user": user,
                                   "device": device, "ts": ts, "text": text,
-                                  "meta": json.loads(meta), "visibility": json.loads(vis)},
+                                  "meta": json.loads(str(meta)),
+                                  "visibility": json.loads(str(vis))},
                                  ensure_ascii=False) + "\n")
             n += 1
         last = tuple(rows[-1][:4])  # type: ignore[assignment]
@@ -101,7 +102,8 @@ def canonicalise(mem: MemFuse) -> dict[str, int]:
         with mem.store.atomic() as db:
             db.execute("PRAGMA defer_foreign_keys = ON")
             db.execute("DELETE FROM edges; DELETE FROM fused_members; DELETE FROM fused_memories;")
-            top = int(db.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
+            row = db.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
+            top = int(row[0]) if row is not None else 0
             db.execute("DROP TABLE IF EXISTS temp.renumber")
             db.execute(
                 "CREATE TEMP TABLE renumber AS SELECT e.id AS old, ? + row_number() OVER ("
@@ -134,9 +136,9 @@ def _reembed_in_order(mem: MemFuse, chunk: int = 1024) -> None:
                               (last, chunk)).fetchall()
         if not rows:
             return
-        vectors = mem.embedder.embed([r[1] for r in rows])
+        vectors = mem.embedder.embed([str(r[1]) for r in rows])
         with mem.store.atomic() as db:
             db.executemany("UPDATE events SET embedding = ? WHERE id = ?",
                            [(np.asarray(v, np.float32).tobytes(), r[0])
                             for r, v in zip(rows, vectors, strict=True)])
-        last = rows[-1][0]
+        last = int(rows[-1][0])  # type: ignore[arg-type]

@@ -29,7 +29,8 @@ def select_observations(db: apsw.Connection, *, observations: Sequence[int] | No
                         source: str | None, user: str | None, before: float | None
                         ) -> list[int]:
     """Ids of the observations matching every given criterion."""
-    clauses, args = [], []
+    clauses: list[str] = []
+    args: list[int | float | str] = []
     if observations is not None:
         if not observations:
             return []
@@ -62,8 +63,8 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
         m = _marks(chunk)
         fused.update(int(r[0]) for r in db.execute(
             f"SELECT DISTINCT fused_id FROM fused_members WHERE event_id IN ({m})", tuple(chunk)))
-        edges += int(db.execute(f"SELECT count(*) FROM edges WHERE src IN ({m}) OR dst IN ({m})",
-                                tuple(chunk) * 2).fetchone()[0])
+        edges += _count(db, f"SELECT count(*) FROM edges WHERE src IN ({m}) OR dst IN ({m})",
+                        tuple(chunk) * 2)
         db.execute(f"DELETE FROM edges WHERE src IN ({m}) OR dst IN ({m})", tuple(chunk) * 2)
         db.execute(f"DELETE FROM fused_members WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM event_sources WHERE event_id IN ({m})", tuple(chunk))
@@ -75,10 +76,10 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
         for table, column in (("inbox", "observation_id"), ("dead_letters", "observation_id"),
                               ("event_sources", "observation_id"), ("observations", "id")):
             db.execute(f"DELETE FROM {table} WHERE {column} IN ({m})", tuple(chunk))
-    removed, changed = [], []
+    removed: list[int] = []
+    changed: list[tuple[int, str, float]] = []
     for fid in sorted(fused):
-        left = db.execute("SELECT count(*) FROM fused_members WHERE fused_id = ?",
-                          (fid,)).fetchone()[0]
+        left = _count(db, "SELECT count(*) FROM fused_members WHERE fused_id = ?", (fid,))
         if left:
             changed.append((fid, *refresh_summary(db, fid)))
             continue
@@ -86,6 +87,11 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
         db.execute("DELETE FROM fused_memories WHERE id = ?", (fid,))
         removed.append(fid)
     return Deleted(tuple(ids), tuple(ev), edges, tuple(removed), tuple(changed))
+
+
+def _count(db: apsw.Connection, sql: str, args: tuple[int, ...]) -> int:
+    row = db.execute(sql, args).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def _marks(chunk: Sequence[int]) -> str:
