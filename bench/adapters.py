@@ -125,7 +125,8 @@ def lifebench_questions(lang: str, *, user: str = "leimingxuan") -> Iterator[dic
         now = f"{ask}-28T23:59:59" if ask and len(ask) == 7 else ask
         yield {"id": f"lb-{lang}-{i}", "text": text, "viewer": user, "now": now,
                "category": q.get("question_type", ""), "evidence": evidence,
-               "answer": q.get("answer", "")}
+               "answer": q.get("answer", ""),
+               "options": [str(o["option"]) for o in q.get("options") or []]}
 
 
 _SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) (\w+),? (\d{4})", re.I)

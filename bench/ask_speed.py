@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lang", choices=("en", "zh"), default="zh")
     ap.add_argument("--dataset", choices=("lifebench", "generated"), default="lifebench")
     ap.add_argument("--pipelines", nargs="+", default=["fused", "agentic"])
+    ap.add_argument("--mc", action="store_true",
+                    help="LifeBench multiple-choice questions only (reports accuracy)")
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--llms", nargs="*", default=["smollm2-135m", "qwen2.5-coder-0.5b"])
     args = ap.parse_args(argv)
@@ -47,7 +50,8 @@ def main(argv: list[str] | None = None) -> None:
         path, name = OUT / f"lifebench-{args.lang}", f"lifebench-{args.lang}"
         build(path, lifebench_observations(args.lang)).close()
         questions = [q for q in lifebench_questions(args.lang) if q["evidence"]
-                     ][: args.questions]
+                     and (not args.mc or q["options"])][: args.questions]
+        name += "-mc" if args.mc else ""
     rows: list[dict[str, Any]] = []
     for llm, pipeline in itertools.product([None, *args.llms], args.pipelines):
         base = MemFuse(path)
@@ -57,10 +61,12 @@ def main(argv: list[str] | None = None) -> None:
         latencies: list[float] = []
         prompt = completion = calls = grounded = 0
         checklist: list[float] = []
+        choices: list[float] = []
 
         async def run(mem: MemFuse = mem, pipeline: str = pipeline,
                       latencies: list[float] = latencies,
-                      checklist: list[float] = checklist) -> None:
+                      checklist: list[float] = checklist,
+                      choices: list[float] = choices) -> None:
             nonlocal prompt, completion, calls, grounded
             for q in questions:
                 answer = await mem.ask(q["text"][:2000], viewer=q["viewer"],
@@ -74,6 +80,9 @@ def main(argv: list[str] | None = None) -> None:
                 if any((p.source, p.external_id) in gold
                        for c in answer.citations for p in c.provenance):
                     grounded += 1
+                if q.get("options"):
+                    picked = re.search(r"\b([A-H])\b", answer.text)
+                    choices.append(float(bool(picked) and picked.group(1) == q["answer"]))
                 if q.get("checklist"):
                     checklist.append(sum(contains_item(answer.text, item)
                                          for item in q["checklist"]) / len(q["checklist"]))
@@ -87,12 +96,14 @@ def main(argv: list[str] | None = None) -> None:
                "completion_tokens_per_q": round(completion / n, 1),
                "cites_gold_evidence": round(grounded / n, 3),
                "answer_checklist": round(sum(checklist) / len(checklist), 3)
-               if checklist else None}
+               if checklist else None,
+               "mc_accuracy": round(sum(choices) / len(choices), 3) if choices else None}
         rows.append(row)
         print(f"{row['llm']:<20} {pipeline:<8} p50 {row['latency_ms']['p50']} ms "
               f"p95 {row['latency_ms']['p95']} ms  {row['llm_calls_per_q']} calls, "
               f"{row['prompt_tokens_per_q']}+{row['completion_tokens_per_q']} tokens/q, "
-              f"cites gold {row['cites_gold_evidence']}, checklist {row['answer_checklist']}",
+              f"cites gold {row['cites_gold_evidence']}, checklist {row['answer_checklist']}, "
+              f"multiple choice {row['mc_accuracy']}",
               flush=True)
     write_result(f"ask-{name}", {
         "command": "python3 -m bench ask " + " ".join(argv or []),

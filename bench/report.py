@@ -115,18 +115,22 @@ def fusion_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
 def ask_section(r: dict[str, Any]) -> list[str]:
     lines = [f"### ask: {r['dataset']} ({r['questions']} questions)", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
              "| answer LLM | pipeline | p50 ms | p95 ms | LLM calls/q | prompt tok/q "
-             "| completion tok/q | cites gold evidence | answer checklist |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| completion tok/q | cites gold evidence | answer checklist | multiple choice |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for row in r["rows"]:
         lat = row["latency_ms"]
         lines.append(f"| {row['llm']} | {row['pipeline']} | {lat['p50']} | {lat['p95']} | "
                      f"{row['llm_calls_per_q']} | {row['prompt_tokens_per_q']} | "
                      f"{row['completion_tokens_per_q']} | {row['cites_gold_evidence']} | "
-                     f"{row.get('answer_checklist') if row.get('answer_checklist') is not None else '-'} |")
+                     f"{_or_dash(row.get('answer_checklist'))} | {_or_dash(row.get('mc_accuracy'))} |")
     return lines + [""]
 
 
