@@ -6,8 +6,9 @@ SYSTEM = ("You answer a person's question about their own life using only the nu
           "records given (messages, calendar entries, calls, photos, notes of their "
           "household). Cite the records you use by number. If the records do not contain "
           "the answer, say you do not know and set known to false. When records disagree, "
-          "say which one is current: a record marked 'superseded by' is out of date. Be "
-          "brief. Answer in JSON.")
+          "say which one is current: a record marked 'superseded by' is out of date. If the "
+          "question offers lettered options (A. … B. …), begin the answer with the letter "
+          "of the best option. Be brief. Answer in JSON.")
 
 SCHEMA = {
     "type": "object",
