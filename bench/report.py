@@ -135,19 +135,20 @@ def ask_section(r: dict[str, Any]) -> list[str]:
 
 
 def reliability_section(r: dict[str, Any]) -> list[str]:
-    lines = ["### Reliability", "", f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
+    lines = ["### Reliability", "", f"{_machine(r['machine'])}; each item names its command.",
+             ""]
     if "crash" in r:
         c = r["crash"]
         lines += [f"- **Crash** (`{c.get('command', r['command'])}`): {c['kills']} SIGKILLs "
                   f"of an ingesting, forgetting child in {c.get('runs', c['kills'])} runs "
-                  f"({c['acknowledged']:,} observations acknowledged, {c['forgotten']} "
-                  f"forgotten at the end, {c['seconds']} s): lost {c['lost']}, duplicated "
+                  f"({c['acknowledged']:,} acknowledgements, re-ingested duplicates included; "
+                  f"{c['forgotten']} forgets; {c['seconds']} s): lost {c['lost']}, duplicated "
                   f"{c['duplicated']}, resurrected {c['resurrected']}, index mismatches "
                   f"{c['index_mismatches']}, dangling rows {c['dangling']}; canonicalised "
                   f"memory equal to a clean build: {c['same_as_clean_build']}."]
     if "corruption" in r:
         c = r["corruption"]
-        lines += [f"- **Corruption**: {len(c['cases'])} damaged derived files, each rebuilt "
+        lines += [f"- **Corruption** (`{r['corruption'].get('command', '')}`): {len(c['cases'])} damaged derived files, each rebuilt "
                   f"from SQLite with a log line and answering like every other rebuild: "
                   f"{c['all_rebuilt_and_deterministic']}; zeroed SQLite header: "
                   f"{c['sqlite_header_zeroed']}.", "",
@@ -159,14 +160,14 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
         lines.append("")
     if "fuzz" in r:
         f = r["fuzz"]
-        lines += [f"- **Fuzz**: {f['observations']} observations ({f['rejected']} refused with "
+        lines += [f"- **Fuzz** (`{r['fuzz'].get('command', '')}`): {f['observations']} observations ({f['rejected']} refused with "
                   f"InvalidObservation, {f['accepted']} ingested, {f['dead_letters']} "
                   f"dead-lettered, {f['half_written']} half-written), {f['lines']} JSONL lines "
                   f"({f['line_errors']} refused with a reason), {f['queries']} queries "
                   f"({f['query_errors']} InvalidQuery); crashes {f['crashes']}."]
     if "isolation" in r:
         i = r["isolation"]
-        lines += [f"- **Isolation**: {i['questions']} questions × {len(i['users'])} users: "
+        lines += [f"- **Isolation** (`{r['isolation'].get('command', '')}`): {i['questions']} questions × {len(i['users'])} users: "
                   f"{i['searches']} searches, {i['shows']} `show`s of fused memories, "
                   f"{i['asks']} asks with every LLM prompt recorded: leaks {i['leaks']}."]
     if "forget" in r:
@@ -174,7 +175,7 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
         done = "; ".join(f"{k}: {v['observations']} obs, {v['events']} events, "
                          f"{v['fused_removed']} memories removed, {v['fused_updated']} updated"
                          for k, v in g["forgets"].items())
-        lines += [f"- **Forget**: {done}. Afterwards {g['checks']} hits and fused memories "
+        lines += [f"- **Forget** (`{r['forget'].get('command', '')}`): {done}. Afterwards {g['checks']} hits and fused memories "
                   f"checked: {g['violations']} derived from forgotten records; indexes match "
                   f"SQLite: {g['indexes_match_sqlite']}."]
     return lines + [""]
