@@ -1,0 +1,23 @@
+"""The long-context baseline: the viewer's records before the question, newest kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.baselines import LongContext
+from memfuse_lite.timeutil import parse_ts
+
+
+def test_window_keeps_the_newest_visible_records_before_now(e5_dir: Path) -> None:
+    rows = [{"source": "sms", "external_id": f"m{i}", "user": "ana" if i % 2 else "ben",
+             "ts": f"2025-03-{1 + i:02d}T09:00", "text": f"message number {i} " * 20,
+             "visibility": "private" if i % 3 == 0 else "household"} for i in range(20)]
+    lc = LongContext(rows, e5_dir, window_tokens=400)
+    window = lc.context("ana", parse_ts("2025-03-15T12:00"))
+    ids = [o["external_id"] for o in window]
+    assert ids and ids == sorted(ids, key=lambda x: int(x[1:]))  # time order
+    assert all(int(x[1:]) <= 14 for x in ids)  # nothing recorded after now
+    assert "m14" in ids or "m13" in ids  # the newest visible ones are kept
+    assert all(not (int(x[1:]) % 3 == 0 and int(x[1:]) % 2 == 0) for x in ids)  # ben's private
+    assert len(ids) < 15  # the window cut the rest
+    assert sum(lc.tokens[int(x[1:])] for x in ids) <= 400
