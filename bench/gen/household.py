@@ -147,12 +147,20 @@ def generate(cfg: GenConfig) -> Generated:
     days = max(28, min(730, cfg.size // 40))
     scenes: list[Scene] = []
     chatter: list[Draft] = []
+    seen: set[tuple[str, str, datetime, str]] = set()
+
+    def unique(drafts: list[Draft]) -> int:
+        """How many of these are not exact copies of an earlier record (those are dropped)."""
+        new = {(d.source, d.user, d.ts, d.text) for d in drafts} - seen
+        seen.update(new)
+        return len(new)
+
     count = 0
     kinds = sorted(TEMPLATES)
     while count < cfg.size:
         if rng.random() < cfg.chatter_rate:
             chatter.append(_chatter(rng, users, cfg, days))
-            count += 1
+            count += unique(chatter[-1:])
             continue
         kind = rng.choice(kinds)
         lang = "zh" if rng.random() < cfg.zh_rate else "en"
@@ -160,12 +168,12 @@ def generate(cfg: GenConfig) -> Generated:
         scene = TEMPLATES[kind](rng, users, lang, day, None, rng.random() < cfg.conflict_rate)
         scene.id = f"s{len(scenes)}"
         scenes.append(scene)
-        count += len(scene.drafts)
+        count += unique(scene.drafts)
         if rng.random() < cfg.distractor_rate:
             twin = _distractor(rng, scene, users, cfg, days)
             twin.id, twin.distractor_of = f"s{len(scenes)}", scene.id
             scenes.append(twin)
-            count += len(twin.drafts)
+            count += unique(twin.drafts)
     return _finish(rng, cfg, scenes, chatter)
 
 
