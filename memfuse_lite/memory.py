@@ -622,7 +622,7 @@ def reembed(
         last = 0
         while True:
             with store.reading() as db:
-                rows = db.execute(
+                rows: list[tuple[Any, ...]] = db.execute(
                     "SELECT id, text FROM events WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
                 ).fetchall()
             if not rows:

@@ -244,7 +244,7 @@ class ForgetResult:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready counts."""
-        return {f: getattr(self, f) for f in self.__slots__}  # type: ignore[attr-defined]
+        return {f: getattr(self, f) for f in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)

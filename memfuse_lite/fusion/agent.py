@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import apsw
 import numpy as np
@@ -330,7 +331,7 @@ def _nearest_in_time(db: apsw.Connection, e: EventView, n: int) -> list[int]:
     """Up to ``n`` earlier events observed closest in time to ``e`` (within a day)."""
     if n <= 0:
         return []
-    rows = db.execute(
+    rows: list[tuple[Any, ...]] = db.execute(
         "SELECT id FROM events WHERE id < ? AND ts_epoch BETWEEN ? AND ?"
         " ORDER BY abs(ts_epoch - ?) LIMIT ?",
         (e.id, e.ts - DAY, e.ts + DAY, e.ts, n)).fetchall()
@@ -350,8 +351,9 @@ def _fused_of(db: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
 
 
 def _size(db: apsw.Connection, fused_id: int) -> int:
-    row = db.execute("SELECT count(*) FROM fused_members WHERE fused_id = ?", (fused_id,))
-    return int(row.fetchone()[0])
+    row: tuple[Any, ...] | None = db.execute(
+        "SELECT count(*) FROM fused_members WHERE fused_id = ?", (fused_id,)).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def _new_fused(db: apsw.Connection, continues: int | None) -> int:

@@ -60,7 +60,7 @@ def view_from_row(row: Sequence[object]) -> EventView:
         actors=frozenset(a.lower() for a in json.loads(str(actors))),
         place=str(place).lower() if place else None,
         entities=frozenset(json.loads(str(entities))),
-        vec=np.frombuffer(blob, dtype=np.float32),  # type: ignore[arg-type]
+        vec=np.frombuffer(blob, dtype=np.float32),  # type: ignore[call-overload]
         audience=None if audience is None else tuple(json.loads(str(audience))),
         reschedule=has_reschedule(str(text)),
         cancel=has_cancel(str(text)),

@@ -28,7 +28,7 @@ def template_summary(rows: Sequence[tuple[int, str, str, str, str | None, str | 
     """(summary, start, end) from member rows, oldest first."""
     if not rows:
         return "", None, None
-    times = [r[5] or r[4] for r in rows if (r[5] or r[4])]
+    times: list[str] = [t for r in rows if (t := r[5] or r[4])]
     start, end = (min(times), max(times)) if times else (None, None)
     lead = max(rows, key=lambda r: (len(r[3]) if len(r[3]) < 400 else 0, -r[0]))[3]
     lead = " ".join(lead.split())[:240]

@@ -199,9 +199,10 @@ def _clock(text: str) -> time | None:
         return time(hour, minute)
     m = _RE_ZH_CLOCK.search(text)
     if m:
-        hour = zh_number(m.group(2))
-        if hour is None or hour > 24:
+        zh_hour = zh_number(m.group(2))
+        if zh_hour is None or zh_hour > 24:
             return None
+        hour = zh_hour
         minute = 30 if m.group(3) == "半" else (zh_number(m.group(4)) or 0) if m.group(4) else 0
         period = m.group(1) or ""
         if period in ("下午", "傍晚", "晚上", "今晚", "明晚", "夜里") and hour < 12 or period == "中午" and hour < 6:

@@ -163,7 +163,8 @@ class TantivyIndex(DerivedIndex):
         """Event documents (fused-memory documents not counted)."""
         query = tantivy.Query.range_query(self.schema, "event_id", tantivy.FieldType.Integer, 1,
                                           None, use_inverted_index=True)
-        return int(self.index.searcher().search(query, 1, count=True).count)
+        # tantivy-py's stubs lack SearchResult.count, which it has
+        return int(self.index.searcher().search(query, 1, count=True).count)  # type: ignore[attr-defined]
 
     def fused_ids(self) -> set[int]:
         """Fused memories that have a document."""

@@ -17,7 +17,7 @@ _lock = threading.Lock()
 _jieba = None
 
 
-def _jieba_module():  # type: ignore[no-untyped-def]
+def _jieba_module():
     global _jieba
     with _lock:
         if _jieba is None:

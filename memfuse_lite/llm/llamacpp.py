@@ -63,10 +63,10 @@ class LlamaCppLLM(LLM):
         with self._lock:
             try:
                 out: Any = self._llm.create_chat_completion(
-                    messages=[dict(m) for m in messages],
+                    messages=[dict(m) for m in messages],  # type: ignore[misc]
                     max_tokens=max_tokens,
                     temperature=temperature,
-                    response_format=fmt,
+                    response_format=fmt,  # type: ignore[arg-type]
                 )
             except ValueError as exc:  # e.g. the prompt does not fit n_ctx
                 raise LLMError(f"{self.model_id}: {exc}") from exc

@@ -42,7 +42,7 @@ def export_bge_m3(
     card = {"id": name, "dims": _dims(source), "pooling": "cls", "query_prefix": "",
             "passage_prefix": "", "max_length": max_length, "pad_id": 1, "onnx": "model.onnx"}
     if (source / "config.json").exists() and not any(source.glob("*.onnx")):
-        return export_encoder(source, dest, model_id=name, pooling="cls", dims=card["dims"],
+        return export_encoder(source, dest, model_id=name, pooling="cls", dims=int(card["dims"]),  # type: ignore[call-overload]
                               max_length=max_length, keep_fp32=False, progress=progress)
     onnx_files = sorted(source.glob("*.onnx"))
     if not onnx_files:

@@ -70,7 +70,7 @@ def build_hf_model(image: E5Image, out_dir: Path) -> Path:
         raise ModelError(f"weight mapping incomplete: missing={missing} unexpected={unexpected}")
     model.eval()
     model.save_pretrained(out_dir)
-    tok = build_unigram_tokenizer(image.pieces, image.scores, unk_id=image.special["unk"])
+    tok = build_unigram_tokenizer(image.pieces, image.scores, unk_id=image.special["unk"])  # type: ignore[arg-type]
     save_tokenizer(tok, out_dir)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>",

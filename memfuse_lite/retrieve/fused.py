@@ -136,8 +136,8 @@ class FusedRetriever:
             superseded = self._superseded(graph, list(found), viewer, now)
         scored = []
         for eid, (score, via) in found.items():
-            ev = events.get(eid)
-            if ev is None or not can_see(viewer, ev.audience):
+            hydrated = events.get(eid)
+            if hydrated is None or not can_see(viewer, hydrated.audience):
                 continue
             newer = [found[s][0] for s in superseded.get(eid, ()) if s in found]
             if newer:  # an out-of-date report ranks just below what replaced it
@@ -149,7 +149,7 @@ class FusedRetriever:
     def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
                where: IndexFilter | None) -> dict[int, float]:
         depth = self.cfg.seed_k
-        lists = []
+        lists: list[list[tuple[int, float]] | list[tuple[int, float, int]]] = []
         graph = self.graph()
         for query, vec in zip(queries, vectors, strict=True):
             lists.append(self.dense.search(vec, viewer, depth, where=where))

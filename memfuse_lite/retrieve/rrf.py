@@ -15,6 +15,6 @@ def rrf(rankings: Sequence[Sequence[tuple[int, float] | tuple[int, float, int]]]
     for ranking in rankings:
         for position, entry in enumerate(ranking, start=1):
             item = entry[0]
-            rank = entry[2] if shared_ranks and len(entry) > 2 else position  # type: ignore[misc]
+            rank = entry[2] if shared_ranks and len(entry) > 2 else position
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -342,7 +342,7 @@ class Store:
         last = after
         while True:
             with self.reading() as db:
-                rows = db.execute(
+                rows: list[Row] = db.execute(
                     "SELECT id, text, audience, ts_epoch, embedding, user, source, event_start"
                     " FROM events WHERE id > ? ORDER BY id LIMIT ?",
                     (last, batch),
@@ -411,7 +411,12 @@ class Store:
         """Row counts of the main tables."""
         tables = ("observations", "inbox", "dead_letters", "events", "fused_memories", "edges")
         with self.reading() as db:
-            return {t: int(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
+            return {t: _scalar(db, f"SELECT count(*) FROM {t}") for t in tables}
+
+
+def _scalar(db: apsw.Connection, sql: str) -> int:
+    row: Row | None = db.execute(sql).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def _epoch_or_none(value: str | None) -> float | None:
