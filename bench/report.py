@@ -130,8 +130,13 @@ def ask_section(r: dict[str, Any]) -> list[str]:
         lines.append(f"| {row['llm']} | {row['pipeline']} | {lat['p50']} | {lat['p95']} | "
                      f"{row['llm_calls_per_q']} | {row['prompt_tokens_per_q']} | "
                      f"{row['completion_tokens_per_q']} | {row['cites_gold_evidence']} | "
-                     f"{_or_dash(row.get('answer_checklist'))} | {_or_dash(row.get('mc_accuracy'))} |")
+                     f"{_or_dash(row.get('answer_checklist'))} | "
+                     f"{_or_dash(row.get('mc_accuracy'))} |")
     return lines + [""]
+
+
+def _cmd(section: dict[str, Any]) -> str:
+    return str(section.get("command", ""))
 
 
 def reliability_section(r: dict[str, Any]) -> list[str]:
@@ -139,7 +144,7 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
              ""]
     if "crash" in r:
         c = r["crash"]
-        lines += [f"- **Crash** (`{c.get('command', r['command'])}`): {c['kills']} SIGKILLs "
+        lines += [f"- **Crash** (`{_cmd(c)}`): {c['kills']} SIGKILLs "
                   f"of an ingesting, forgetting child in {c.get('runs', c['kills'])} runs "
                   f"({c['acknowledged']:,} acknowledgements, re-ingested duplicates included; "
                   f"{c['forgotten']} forgets; {c['seconds']} s): lost {c['lost']}, duplicated "
@@ -148,7 +153,8 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
                   f"memory equal to a clean build: {c['same_as_clean_build']}."]
     if "corruption" in r:
         c = r["corruption"]
-        lines += [f"- **Corruption** (`{r['corruption'].get('command', '')}`): {len(c['cases'])} damaged derived files, each rebuilt "
+        lines += [f"- **Corruption** (`{_cmd(c)}`): {len(c['cases'])} damaged derived "
+                  f"files, each rebuilt "
                   f"from SQLite with a log line and answering like every other rebuild: "
                   f"{c['all_rebuilt_and_deterministic']}; zeroed SQLite header: "
                   f"{c['sqlite_header_zeroed']}.", "",
@@ -160,14 +166,16 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
         lines.append("")
     if "fuzz" in r:
         f = r["fuzz"]
-        lines += [f"- **Fuzz** (`{r['fuzz'].get('command', '')}`): {f['observations']} observations ({f['rejected']} refused with "
+        lines += [f"- **Fuzz** (`{_cmd(f)}`): {f['observations']} observations "
+                  f"({f['rejected']} refused with "
                   f"InvalidObservation, {f['accepted']} ingested, {f['dead_letters']} "
                   f"dead-lettered, {f['half_written']} half-written), {f['lines']} JSONL lines "
                   f"({f['line_errors']} refused with a reason), {f['queries']} queries "
                   f"({f['query_errors']} InvalidQuery); crashes {f['crashes']}."]
     if "isolation" in r:
         i = r["isolation"]
-        lines += [f"- **Isolation** (`{r['isolation'].get('command', '')}`): {i['questions']} questions × {len(i['users'])} users: "
+        lines += [f"- **Isolation** (`{_cmd(i)}`): {i['questions']} questions × "
+                  f"{len(i['users'])} users: "
                   f"{i['searches']} searches, {i['shows']} `show`s of fused memories, "
                   f"{i['asks']} asks with every LLM prompt recorded: leaks {i['leaks']}."]
     if "forget" in r:
@@ -175,7 +183,8 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
         done = "; ".join(f"{k}: {v['observations']} obs, {v['events']} events, "
                          f"{v['fused_removed']} memories removed, {v['fused_updated']} updated"
                          for k, v in g["forgets"].items())
-        lines += [f"- **Forget** (`{r['forget'].get('command', '')}`): {done}. Afterwards {g['checks']} hits and fused memories "
+        lines += [f"- **Forget** (`{_cmd(g)}`): {done}. Afterwards {g['checks']} hits and "
+                  f"fused memories "
                   f"checked: {g['violations']} derived from forgotten records; indexes match "
                   f"SQLite: {g['indexes_match_sqlite']}."]
     return lines + [""]

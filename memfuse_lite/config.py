@@ -81,11 +81,7 @@ class RetrievalConfig:
     dataset in bench/RESULTS.md: the fused summaries come on top of the k events
     (``summaries_extra``), fused-memory documents are not seeds (``fused_doc_seeds``),
     and expansion is weighted by closeness to the question (``expansion_relevance``).
-    ``PAPER_LAYOUT`` restores the paper's. ``expand_from`` limits
-    graph expansion to the top seeds, ``fused_doc_members`` the members a retrieved
-    fused-memory document contributes to the seeds (those closest to the question);
-    None means no limit. ``expand_members`` adds a seed's fused-memory siblings;
-    ``expansion_relevance`` scales what expansion reaches by its cosine with the question
+    ``PAPER_LAYOUT`` restores the paper's. ``expansion_relevance`` scales what expansion reaches by its cosine with the question
     (rescaled from ``relevance_band`` to 0..1); ``summaries_extra`` puts the fused
     summaries on top of the k events instead of in k's places; ``fused_doc_seeds``
     ranks fused-memory documents (BM25 over an episode's text) among the seeds."""
@@ -107,9 +103,6 @@ class RetrievalConfig:
     use_planner: bool = True
     use_expansion: bool = True
     use_fused_summaries: bool = True
-    expand_from: int | None = None
-    fused_doc_members: int | None = None
-    expand_members: bool = True
     expansion_relevance: bool = True
     relevance_band: tuple[float, float] = (0.75, 0.90)
     summaries_extra: bool = True
@@ -117,9 +110,6 @@ class RetrievalConfig:
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)
-        for name in ("expand_from", "fused_doc_members"):
-            if getattr(self, name) is not None:
-                _positive(name, getattr(self, name))
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
         if self.default_pipeline not in PIPELINES:

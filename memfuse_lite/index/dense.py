@@ -287,14 +287,6 @@ class HnswIndex(DerivedIndex):
                 return {}
             return dict(self._exact(query, np.asarray(known), len(known)))
 
-    def closest(self, query: np.ndarray, ids: Sequence[int], n: int) -> list[int]:
-        """The ``n`` of ``ids`` most similar to ``query`` (ids not indexed are skipped)."""
-        with self._lock:
-            known = [int(i) for i in ids if int(i) < len(self._live) and self._live[int(i)]]
-            if not known:
-                return []
-            return [i for i, _ in self._exact(query, np.asarray(known), n)]
-
     def search_all(self, query: np.ndarray, k: int, below: int | None = None
                    ) -> list[tuple[int, float]]:
         """The k nearest live events regardless of audience (fusion is household-internal;

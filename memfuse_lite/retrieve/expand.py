@@ -28,7 +28,7 @@ def expand(
     """Scores of seeds and of what they reach, with how each was reached; ``relevance``
     (0..1 per event, its closeness to the question) scales what expansion reaches."""
     found: dict[int, tuple[float, str]] = {i: (s, "seed") for i, s in seeds.items()}
-    frontier = dict(sorted(seeds.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.expand_from])
+    frontier = dict(seeds)
     for hop in range(1, max(cfg.causal_hops, cfg.semantic_hops, 1) + 1):
         reached: dict[int, tuple[float, str]] = {}
         for eid, score in frontier.items():
@@ -46,7 +46,7 @@ def expand(
                     continue
                 if reached.get(other, (0.0, ""))[0] < decayed:
                     reached[other] = (decayed, kind)
-            if hop == 1 and cfg.expand_members:
+            if hop == 1:
                 fid = graph.fused_of(eid)
                 if fid is not None:
                     for sibling in graph.members(fid):

@@ -157,21 +157,17 @@ class FusedRetriever:
             lists.append([(i, s) for i, s in sparse if i > 0][:depth])
             if self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds and graph is not None:
                 lists.append(self._members_of_fused_hits(
-                    [(-i, s) for i, s in sparse if i < 0][:depth], graph, depth, vec))
+                    [(-i, s) for i, s in sparse if i < 0][:depth], graph, depth))
         return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True)[:depth])
 
-    def _members_of_fused_hits(self, hits: list[tuple[int, float]], graph: FusionGraph,
-                               depth: int, vec: np.ndarray) -> list[tuple[int, float, int]]:
-        """A ranking of events from a ranking of fused memories: the members of the memory
-        at rank r share rank r (with ``fused_doc_members``, only that many, the closest to
-        the question); visibility is checked when they are hydrated."""
+    @staticmethod
+    def _members_of_fused_hits(hits: list[tuple[int, float]], graph: FusionGraph,
+                               depth: int) -> list[tuple[int, float, int]]:
+        """A ranking of events from a ranking of fused memories: every member of the
+        memory at rank r shares rank r (visibility is checked when they are hydrated)."""
         out: list[tuple[int, float, int]] = []
-        limit = self.cfg.fused_doc_members
         for rank, (fid, score) in enumerate(hits, start=1):
-            members = list(graph.members(fid))
-            if limit is not None and len(members) > limit:
-                members = self.dense.closest(vec, members, limit)
-            for eid in members:
+            for eid in graph.members(fid):
                 out.append((eid, score, rank))
             if len(out) >= depth:
                 break
