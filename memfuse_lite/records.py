@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -244,7 +244,7 @@ class ForgetResult:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready counts."""
-        return {f: getattr(self, f) for f in self.__slots__}
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
