@@ -1,23 +1,38 @@
-"""``python3 -m bench <command>``: engine, models, report."""
+"""``python3 -m bench COMMAND [options]``; ``python3 -m bench COMMAND --help`` for each."""
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import sys
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "generate": ("bench.generate", "generate a household's observations and reviewed questions"),
+    "engine": ("bench.engine", "ingest throughput, search latency, HNSW recall, RSS and disk"),
+    "models": ("bench.models_speed", "embedder sentences/s and LLM tokens/s per thread count"),
+    "quality": ("bench.quality", "retrieval recall per pipeline, baselines and ablations"),
+    "fusion": ("bench.fusion_eval", "fusion B-cubed and evidence co-location vs event labels"),
+    "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
+    "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),
+    "reliability": ("bench.reliability", "crashes, corruption, fuzzing, isolation, forgetting"),
+    "report": ("bench.report", "render bench/RESULTS.md and plots from bench/results/"),
+}
 
-def main() -> None:
-    commands = {"engine": "bench.engine", "models": "bench.models_speed",
-                "quality": "bench.quality", "fusion": "bench.fusion_eval",
-                "ask": "bench.ask_speed", "generate": "bench.generate",
-                "reliability": "bench.reliability",
-                "report": "bench.report"}
-    if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        print("usage: python3 -m bench {" + ",".join(commands) + "} [options]")
-        raise SystemExit(2)
-    import importlib
 
-    module = importlib.import_module(commands[sys.argv[1]])
-    module.main(sys.argv[2:])
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: one sub-command per benchmark (their options are their own)."""
+    parser = argparse.ArgumentParser(prog="python3 -m bench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Dispatch to the benchmark's own ``main`` with the remaining arguments."""
+    args, rest = build_parser().parse_known_args(sys.argv[1:] if argv is None else argv)
+    module = importlib.import_module(COMMANDS[args.command][0])
+    module.main(rest)
 
 
 if __name__ == "__main__":

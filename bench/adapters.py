@@ -113,7 +113,7 @@ def lifebench_questions(lang: str, *, user: str = "leimingxuan") -> Iterator[dic
     """Questions with gold evidence as (source, external_id) pairs; ``now`` from ask_time."""
     path = lifebench_dir(lang) / "QA" / "QA_clean.json"
     for i, q in enumerate(json.loads(path.read_text())):
-        text = q["question"]
+        text = question = q["question"]
         if q.get("options"):
             text += " " + " ".join(f"{o['option']}. {o['content']}" for o in q["options"])
         evidence = []
@@ -125,8 +125,9 @@ def lifebench_questions(lang: str, *, user: str = "leimingxuan") -> Iterator[dic
         now = f"{ask}-28T23:59:59" if ask and len(ask) == 7 else ask
         yield {"id": f"lb-{lang}-{i}", "text": text, "viewer": user, "now": now,
                "category": q.get("question_type", ""), "evidence": evidence,
-               "answer": q.get("answer", ""),
-               "options": [str(o["option"]) for o in q.get("options") or []]}
+               "answer": q.get("answer", ""), "question": question,
+               "options": [str(o["option"]) for o in q.get("options") or []],
+               "choices": {str(o["option"]): str(o["content"]) for o in q.get("options") or []}}
 
 
 _SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) (\w+),? (\d{4})", re.I)

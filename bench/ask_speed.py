@@ -5,9 +5,14 @@
 
 Uses the memory built by ``python3 -m bench quality`` under bench/out/. Reports per
 model and pipeline: ask latency p50/p95, LLM calls, prompt and completion tokens per
-question, the share of answers citing at least one gold evidence record, and, for the
-generated household, the answer checklist score (share of checklist items, or one of
-their aliases, stated in the answer; normalised matching).
+question, citation precision (share of cited records that are gold evidence) and recall
+(share of gold evidence records cited), the share of answers citing at least one gold
+record, for the generated household the answer checklist score (share of checklist items,
+or one of their aliases, stated in the answer; normalised matching), and for LifeBench
+multiple choice the accuracy of ``Answer.choice`` (``ask(..., choices=)``: the LLM's letter
+is constrained by a JSON-schema enum; extractive mode picks the option sharing the most
+words with the evidence) beside the chance rate and the always-the-most-frequent-letter
+rate of the same questions. Every answer is written to bench/results/ask-*-questions.jsonl.
 """
 
 from __future__ import annotations
@@ -15,18 +20,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import re
-from dataclasses import replace
+import json
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memfuse_lite import MemFuse
+from memfuse_lite import Answer, MemFuse
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import lifebench_observations, lifebench_questions
-from .common import percentiles, write_result
+from .common import RESULTS, percentiles, write_result
 from .gen.text import contains_item
 from .generate import SMALL, load
-from .quality import OUT, build
+from .quality import LABELS, OUT, build
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,58 +59,114 @@ def main(argv: list[str] | None = None) -> None:
                      and (not args.mc or q["options"])][: args.questions]
         name += "-mc" if args.mc else ""
     rows: list[dict[str, Any]] = []
+    per_question: list[dict[str, Any]] = []
+    baseline = mc_baselines(questions)
     for llm, pipeline in itertools.product([None, *args.llms], args.pipelines):
         base = MemFuse(path)
         config = replace(base.config, answer_llm=llm)
         base.close()
         mem = MemFuse(path, config=config)
-        latencies: list[float] = []
-        prompt = completion = calls = grounded = 0
-        checklist: list[float] = []
-        choices: list[float] = []
+        label = pipeline if llm or pipeline != "agentic" else LABELS["agentic"]
+        scores = Scores()
 
-        async def run(mem: MemFuse = mem, pipeline: str = pipeline,
-                      latencies: list[float] = latencies,
-                      checklist: list[float] = checklist,
-                      choices: list[float] = choices) -> None:
-            nonlocal prompt, completion, calls, grounded
+        async def run(mem: MemFuse = mem, pipeline: str = pipeline, label: str = label,
+                      llm: str | None = llm, scores: Scores = scores) -> None:
             for q in questions:
-                answer = await mem.ask(q["text"][:2000], viewer=q["viewer"],
+                choices = q.get("choices") or None
+                answer = await mem.ask((q["question"] if choices else q["text"])[:2000],
+                                       viewer=q["viewer"], pipeline=pipeline,
                                        now=parse_ts(q["now"]) if q["now"] else None,
-                                       pipeline=pipeline)
-                latencies.append(answer.latency_ms)
-                prompt += answer.usage.prompt_tokens
-                completion += answer.usage.completion_tokens
-                calls += answer.usage.calls
-                gold = {tuple(e) for e in q["evidence"]}
-                if any((p.source, p.external_id) in gold
-                       for c in answer.citations for p in c.provenance):
-                    grounded += 1
-                if q.get("options"):
-                    picked = re.search(r"\b([A-H])\b", answer.text)
-                    choices.append(float(bool(picked) and picked.group(1) == q["answer"]))
-                if q.get("checklist"):
-                    checklist.append(sum(contains_item(answer.text, item)
-                                         for item in q["checklist"]) / len(q["checklist"]))
+                                       choices=choices)
+                per_question.append(scores.add(q, answer, llm or "none (extractive)", label))
 
         asyncio.run(run())
         mem.close()
-        n = len(questions)
-        row = {"llm": llm or "none (extractive)", "pipeline": pipeline,
-               "latency_ms": percentiles(latencies), "llm_calls_per_q": round(calls / n, 2),
-               "prompt_tokens_per_q": round(prompt / n, 1),
-               "completion_tokens_per_q": round(completion / n, 1),
-               "cites_gold_evidence": round(grounded / n, 3),
-               "answer_checklist": round(sum(checklist) / len(checklist), 3)
-               if checklist else None,
-               "mc_accuracy": round(sum(choices) / len(choices), 3) if choices else None}
+        row = {"llm": llm or "none (extractive)", "pipeline": label, **scores.summary(),
+               **baseline}
         rows.append(row)
-        print(f"{row['llm']:<20} {pipeline:<8} p50 {row['latency_ms']['p50']} ms "
+        print(f"{row['llm']:<20} {label:<8} p50 {row['latency_ms']['p50']} ms "
               f"p95 {row['latency_ms']['p95']} ms  {row['llm_calls_per_q']} calls, "
               f"{row['prompt_tokens_per_q']}+{row['completion_tokens_per_q']} tokens/q, "
-              f"cites gold {row['cites_gold_evidence']}, checklist {row['answer_checklist']}, "
-              f"multiple choice {row['mc_accuracy']}",
+              f"citation P/R {row['citation_precision']}/{row['citation_recall']}, "
+              f"checklist {row['answer_checklist']}, multiple choice {row['mc_accuracy']} "
+              f"(chance {row['mc_chance']}, most frequent letter {row['mc_majority']})",
               flush=True)
     write_result(f"ask-{name}", {
         "command": "python3 -m bench ask " + " ".join(argv or []),
         "dataset": name, "questions": len(questions), "rows": rows})
+    out = RESULTS / f"ask-{name}-questions.jsonl"
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in per_question))
+    print(f"wrote {out}")
+
+
+def mc_baselines(questions: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Chance and always-the-most-frequent-letter accuracy of the multiple-choice questions
+    (the letter that is most often right among these very questions)."""
+    mc = [q for q in questions if q.get("choices")]
+    if not mc:
+        return {"mc_chance": None, "mc_majority": None}
+    letters = Counter(q["answer"] for q in mc)
+    return {"mc_chance": round(sum(1 / len(q["choices"]) for q in mc) / len(mc), 3),
+            "mc_majority": round(letters.most_common(1)[0][1] / len(mc), 3)}
+
+
+@dataclass
+class Scores:
+    """Per-row accumulators: latency, tokens, citations against gold, checklist, choices."""
+
+    latencies: list[float] = field(default_factory=list)
+    prompt: int = 0
+    completion: int = 0
+    calls: int = 0
+    cited: int = 0
+    cited_gold: int = 0
+    gold: int = 0
+    gold_cited: int = 0
+    any_gold: int = 0
+    checklist: list[float] = field(default_factory=list)
+    choices: list[float] = field(default_factory=list)
+
+    def add(self, q: dict[str, Any], answer: Answer, llm: str, pipeline: str) -> dict[str, Any]:
+        """Score one answer; returns its per-question record."""
+        self.latencies.append(answer.latency_ms)
+        self.prompt += answer.usage.prompt_tokens
+        self.completion += answer.usage.completion_tokens
+        self.calls += answer.usage.calls
+        gold = {tuple(e) for e in q["evidence"]}
+        cited = {(p.source, p.external_id) for c in answer.citations for p in c.provenance}
+        self.cited += len(cited)
+        self.cited_gold += len(cited & gold)
+        self.gold += len(gold)
+        self.gold_cited += len(gold & cited)
+        self.any_gold += bool(cited & gold)
+        record: dict[str, Any] = {"id": q.get("id"), "llm": llm, "pipeline": pipeline,
+                                  "category": q.get("category"), "answer": answer.text,
+                                  "known": answer.known, "cited": sorted(map(list, cited)),
+                                  "gold": sorted(map(list, gold)),
+                                  "latency_ms": round(answer.latency_ms, 1)}
+        if q.get("choices"):
+            right = float(answer.choice == q["answer"])
+            self.choices.append(right)
+            record.update(choice=answer.choice, expected=q["answer"], correct=bool(right))
+        if q.get("checklist"):
+            share = sum(contains_item(answer.text, item) for item in q["checklist"]) / \
+                len(q["checklist"])
+            self.checklist.append(share)
+            record["checklist"] = round(share, 3)
+        return record
+
+    def summary(self) -> dict[str, Any]:
+        """The row's figures."""
+        n = max(1, len(self.latencies))
+        return {"latency_ms": percentiles(self.latencies),
+                "llm_calls_per_q": round(self.calls / n, 2),
+                "prompt_tokens_per_q": round(self.prompt / n, 1),
+                "completion_tokens_per_q": round(self.completion / n, 1),
+                "cites_gold_evidence": round(self.any_gold / n, 3),
+                "citation_precision": round(self.cited_gold / self.cited, 3)
+                if self.cited else None,
+                "citation_recall": round(self.gold_cited / self.gold, 3) if self.gold else None,
+                "answer_checklist": round(sum(self.checklist) / len(self.checklist), 3)
+                if self.checklist else None,
+                "mc_accuracy": round(sum(self.choices) / len(self.choices), 3)
+                if self.choices else None}

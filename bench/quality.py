@@ -48,6 +48,9 @@ OUT = Path(__file__).resolve().parent / "out"
 KS = (5, 10, 20)
 PIPELINES = ("long-context", "naive-rag", "bm25", "hybrid", "fused", "agentic")
 ALIASES = {"naive-rag": "dense"}
+LABELS = {"agentic": "agentic (no LLM: pseudo-relevance feedback)"}
+"""How a pipeline's rows are named: without an LLM, ``agentic`` always runs two rounds, the
+second a query made of the first round's people and entities."""
 ABLATIONS = {
     "fused-no-planner": {"use_planner": False},
     "fused-no-expansion": {"use_expansion": False},
@@ -99,7 +102,7 @@ def score(mem: MemFuse, questions: Iterable[dict[str, Any]], pipelines: Iterable
                 texts = [f"{h.provenance[0].user if h.provenance else ''}: {h.text}"
                          for h in hits]
                 ks = {k: k for k in KS}
-            name = label or pipeline
+            name = label or LABELS.get(pipeline, pipeline)
             row: dict[str, Any] = {"recall": {}, "all_hit": {}, "any_hit": {}, "coverage": {}}
             for k in KS:
                 got = set().union(*found[: ks[k]]) & gold if found else set()

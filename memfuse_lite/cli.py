@@ -23,8 +23,9 @@ def _config(args: argparse.Namespace) -> MemFuseConfig:
                          threads=args.threads)
 
 
-def _open(args: argparse.Namespace) -> MemFuse:
-    return MemFuse(args.db, config=_config(args))
+def _open(args: argparse.Namespace, *, create: bool = False) -> MemFuse:
+    """The memory named by ``--db``; only ``ingest``, ``merge`` and ``demo`` create one."""
+    return MemFuse(args.db, config=_config(args), create=create)
 
 
 def _print_json(obj: Any) -> None:
@@ -41,7 +42,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     async def run() -> dict[str, Any]:
         summary: dict[str, Any] = {"ingested": 0, "duplicate": 0, "rejected": 0, "reasons": []}
-        async with _open(args) as mem:
+        async with _open(args, create=True) as mem:
             for path in args.files:
                 batch = []
                 lines = tqdm(read_observations(Path(path)), desc=Path(path).name, unit=" obs",
@@ -126,7 +127,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     now = parse_ts(args.now) if args.now else None
 
     async def run() -> Any:
-        mem = MemFuse(args.db, config=config)
+        mem = MemFuse(args.db, config=config, create=False)
         try:
             return await mem.ask(args.question, viewer=args.viewer, now=now,
                                  pipeline=args.pipeline, k=args.k)

@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -64,13 +64,21 @@ DB_FILE = "memfuse.db"
 LOCK_FILE = "memfuse.lock"
 
 
+def require_memory(path: Path) -> None:
+    """Raise :class:`NotFound` unless ``path`` holds a memory."""
+    if not (path / DB_FILE).is_file():
+        raise NotFound(f"no memory at {path} (no {DB_FILE} there): check the path, or "
+                       "create one with `memfuse ingest --db PATH FILE.jsonl`")
+
+
 def load_default_embedder(config: MemFuseConfig) -> Embedder:
-    """The configured embedder: a manifest name or a prepared model directory."""
+    """The configured embedder (a manifest name or a prepared model directory), loaded on
+    first use: opening a memory for BM25 search, ``show`` or ``stats`` loads no model."""
     from .embed.onnx import OnnxEmbedder
     from .prepare.registry import resolve_embedder_dir
 
     return OnnxEmbedder(resolve_embedder_dir(config.embedder, config.model_dir),
-                        threads=config.threads)
+                        threads=config.threads, lazy=True)
 
 
 class MemFuse:
@@ -89,8 +97,16 @@ class MemFuse:
         *,
         config: MemFuseConfig | None = None,
         embedder: Embedder | None = None,
+        llms: Mapping[str, LLM] | None = None,
+        create: bool = True,
     ) -> None:
+        """Open the memory in ``path``, creating it unless ``create`` is false (then a
+        missing memory raises :class:`NotFound`). ``embedder`` replaces the configured
+        one; ``llms`` maps LLM names used in ``config`` (``answer_llm``, ``plan_llm`` …)
+        to ready models, which are used instead of loading GGUF files by those names."""
         self.path = Path(path).expanduser()
+        if not create:
+            require_memory(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.config = config if config is not None else MemFuseConfig()
         self._lockfile = _lock_directory(self.path)
@@ -113,7 +129,7 @@ class MemFuse:
             self.store.close()
             self._lockfile.close()
             raise
-        self.llms: dict[str, LLM] = {}
+        self.llms: dict[str, LLM] = dict(llms or {})
         self.fusion = self._fusion_runtime() if self.config.fusion.enabled else None
         if self.fusion is not None and (self._sparse_refilled
                                         or self.store.meta_get(FUSED_DOCS_DIRTY)):
@@ -324,6 +340,9 @@ class MemFuse:
             self._start_lock, self._start_lock_loop = asyncio.Lock(), loop
         async with self._start_lock:
             if self._queue is None or self._queue.loop is not loop:
+                # A model that cannot load fails here, before anything is acknowledged,
+                # not later in the worker (which would dead-letter every observation).
+                await asyncio.to_thread(self.embedder.load)
                 # The replay is queued before any producer can see the queue, so an
                 # observation acknowledged meanwhile is never queued twice.
                 queue = IngestQueue(self.processor.process, self.config.ingest)
@@ -388,21 +407,30 @@ class MemFuse:
         now: datetime | None = None,
         pipeline: str = "fused",
         k: int | None = None,
+        choices: Mapping[str, str] | None = None,
     ) -> Answer:
         """Answer from memory with citations to the source records (``fused`` or ``agentic``
-        retrieval; the local LLM writes the answer when ``answer_llm`` is configured)."""
+        retrieval; the local LLM writes the answer when ``answer_llm`` is configured).
+        ``choices`` (letter → option text) makes it a multiple-choice question: the answer's
+        ``choice`` is one of the letters."""
         self._check_open()
         if pipeline not in ("fused", "agentic"):
             raise InvalidQuery("ask() uses the fused or agentic pipeline")
-        return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k)
+        if choices is not None and (
+                not isinstance(choices, Mapping) or not 2 <= len(choices) <= 26
+                or not all(isinstance(a, str) and a.strip() and isinstance(b, str)
+                           for a, b in choices.items())):
+            raise InvalidQuery("choices must map 2 to 26 option letters to option texts")
+        return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k, choices)
 
     def _ask(self, question: str, viewer: str, now: datetime | None, pipeline: str,
-             k: int | None) -> Answer:
+             k: int | None, choices: Mapping[str, str] | None = None) -> Answer:
         t0 = time.perf_counter()
         llm = self._answer_llm()
         before = llm.meter.total() if llm is not None else Usage()
         result = self.search(question, viewer=viewer, now=now, pipeline=pipeline, k=k)
-        text, known, cited, _ = compose(question, result.hits, result.fused, now, llm)
+        draft = compose(question, result.hits, result.fused, now, llm, choices)
+        text, known, cited = draft.text, draft.known, draft.cited
         by_id = {h.event_id: h for h in result.hits}
         usage = Usage()
         if llm is not None:
@@ -414,7 +442,7 @@ class MemFuse:
                       citations=tuple(Citation(i, by_id[i].provenance) for i in cited),
                       evidence=result.hits, fused=result.fused, pipeline=pipeline,
                       rounds=result.rounds, usage=usage,
-                      latency_ms=(time.perf_counter() - t0) * 1000.0)
+                      latency_ms=(time.perf_counter() - t0) * 1000.0, choice=draft.choice)
 
     def _answer_llm(self) -> LLM | None:
         return self._load_llm(self.config.answer_llm) if self.config.answer_llm else None
@@ -611,6 +639,7 @@ def reembed(
     config = config if config is not None else MemFuseConfig()
     embedder = embedder if embedder is not None else load_default_embedder(config)
     root = Path(path).expanduser()
+    require_memory(root)
     lock = _lock_directory(root)
     try:
         store = Store(root / DB_FILE, durability=config.durability)

@@ -49,7 +49,8 @@ def open_memory(tmp_path: Path, config: MemFuseConfig, embedder: OnnxEmbedder):
 
     def _open(path: Path | None = None, **kwargs: object) -> MemFuse:
         mem = MemFuse(path or tmp_path / "mem", config=kwargs.pop("config", config),  # type: ignore[arg-type]
-                      embedder=kwargs.pop("embedder", embedder))  # type: ignore[arg-type]
+                      embedder=kwargs.pop("embedder", embedder),  # type: ignore[arg-type]
+                      **kwargs)  # type: ignore[arg-type]
         opened.append(mem)
         return mem
 

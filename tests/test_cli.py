@@ -101,3 +101,68 @@ def test_every_command_is_documented_in_the_readme() -> None:
     sub = next(a for a in parser._actions if a.dest == "command")
     for name in sub.choices:  # type: ignore[union-attr]
         assert f"memfuse {name}" in text, f"`memfuse {name}` is not in the README"
+
+
+@pytest.mark.parametrize("command", [
+    ["search", "--viewer", "ana", "dentist"], ["ask", "--viewer", "ana", "when?"],
+    ["show", "1"], ["stats"], ["forget", "--source", "sms"], ["export"], ["reembed"]])
+def test_read_commands_refuse_a_missing_memory(tmp_path: Path, argv_common: list[str],
+                                               command: list[str],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-memory"
+    assert main([command[0], "--db", str(missing), *argv_common, *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and "no memory" in err
+    assert not missing.exists(), "a read command must not create a memory"
+
+
+def test_forget_export_merge_and_reembed_commands(tmp_path: Path, argv_common: list[str],
+                                                  e5_dir: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"source": src, "external_id": f"{src}-{i}", "user": user, "device": "phone",
+             "ts": f"2025-03-0{1 + i}T10:00:00", "text": text}
+            for i, (src, user, text) in enumerate([
+                ("sms", "ana", "Dentist moved to Thursday 4pm"),
+                ("chat", "ben", "Picking up Mia after the dentist"),
+                ("calendar", "ana", "Dentist – Dr. Lin, Wed 15:00"),
+                ("sms", "ben", "Flight to Beijing delayed two hours")])]
+    db, other = str(tmp_path / "db"), str(tmp_path / "other")
+    assert main(["ingest", "--db", db, "--quiet", *argv_common,
+                 str(write_jsonl(tmp_path / "a.jsonl", rows))]) == 0
+    log = tmp_path / "export.jsonl"
+    assert main(["export", "--db", db, "--out", str(log), *argv_common]) == 0
+    exported = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(r["external_id"] for r in exported) == sorted(r["external_id"] for r in rows)
+
+    assert main(["merge", "--db", other, "--json", "--quiet", *argv_common, str(log),
+                 str(log)]) == 0
+    merged = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (merged["ingested"], merged["duplicate"]) == (4, 4)
+    assert merged["fusion"]["events"] == 4
+
+    assert main(["forget", "--db", db, "--source", "sms", "--json", *argv_common]) == 0
+    forgot = json.loads(capsys.readouterr().out)
+    assert forgot["observations"] == 2 and forgot["events"] == 2
+    assert main(["search", "--db", db, "--viewer", "ana", "--pipeline", "bm25", "--json",
+                 *argv_common, "Beijing"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"] == []
+
+    assert main(["reembed", "--db", db, *argv_common]) == 0
+    assert "re-embedded 2 events" in capsys.readouterr().out
+    assert main(["search", "--db", db, "--viewer", "ana", "--pipeline", "dense", "--json",
+                 *argv_common, "dentist appointment"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert {h["provenance"][0]["external_id"] for h in hits} == {"chat-1", "calendar-2"}
+
+
+def test_bench_help_lists_every_command() -> None:
+    import subprocess
+    import sys
+
+    from bench.__main__ import COMMANDS
+
+    out = subprocess.run([sys.executable, "-m", "bench", "--help"], capture_output=True,
+                         text=True, cwd=Path(__file__).parents[1], timeout=120)
+    assert out.returncode == 0, out.stderr
+    for name, (_, help_text) in COMMANDS.items():
+        assert re.search(rf"^\s+{name}\s+{re.escape(help_text[:30])}", out.stdout, re.M), name

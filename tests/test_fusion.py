@@ -188,3 +188,28 @@ def test_fused_documents_are_indexed_and_rebuilt(open_memory, tmp_path: Path) ->
     (tmp_path / "mem" / "sparse.json").unlink()
     again = open_memory(tmp_path / "mem")
     assert again.sparse.fused_ids() == before
+
+
+def test_rebuild_fusion_reproduces_online_fusion_and_applies_a_new_config(
+        tmp_path: Path, embedder, model_dir: Path) -> None:
+    from memfuse_lite.config import FusionConfig
+
+    cfg = MemFuseConfig(model_dir=model_dir, ingest=IngestConfig(batch_size=4))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    ingest(mem, DENTIST + TRIP)
+    online = (clusters(mem), edges(mem, "causal"), edges(mem, "supersedes"))
+    assert any(len(c) > 1 for c in online[0])
+    counts = mem.rebuild_fusion()
+    assert (clusters(mem), edges(mem, "causal"), edges(mem, "supersedes")) == online
+    assert counts["events"] == len(DENTIST + TRIP)
+    mem.close()
+    apart = MemFuse(tmp_path / "m", embedder=embedder, config=MemFuseConfig(
+        model_dir=model_dir, fusion=FusionConfig(join_threshold=1.5, ambiguous_threshold=1.5)))
+    try:
+        counts = apart.rebuild_fusion()
+        assert all(len(c) == 1 for c in clusters(apart)), "nothing reaches the new threshold"
+        assert counts["fused_memories"] == counts["events"]
+        hit = apart.search("dentist Thursday", viewer="ana", pipeline="fused").hits[0]
+        assert hit.fused_id is not None and apart.get_fused(hit.fused_id, viewer="ana")
+    finally:
+        apart.close()

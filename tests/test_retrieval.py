@@ -73,12 +73,21 @@ def test_current_report_comes_first_and_is_cited(mem: MemFuse) -> None:
     assert "Thursday 4pm" in answer.text and "replaces" in answer.text
 
 
-def test_fusion_brings_in_records_that_do_not_match_the_words(mem: MemFuse) -> None:
+def test_fused_memories_bring_in_what_plain_retrieval_misses(mem: MemFuse) -> None:
+    question = "When is my dentist appointment now?"
+    result = mem.search(question, viewer="ana", pipeline="fused", k=10)
+    plain = keys(mem, mem.search(question, viewer="ana", pipeline="hybrid", k=10).hits)
+    for key in ("den-call", "den-photo"):  # share no content word with the question
+        assert key not in plain, f"hybrid retrieval alone misses {key}"
+        hit = next(h for h in result.hits if h.provenance[0].external_id == key)
+        assert hit.via == "member_of", "it came in as a member of a retrieved memory"
+
+
+def test_planner_rewrites_find_what_plain_retrieval_misses(mem: MemFuse) -> None:
     question = "Why was the appointment moved?"
-    fused = keys(mem, mem.search(question, viewer="ana", pipeline="fused", k=20).hits)
-    assert {"den-chat", "den-cal", "den-call"} <= set(fused)
-    words = ("appointment", "moved")
-    assert not any(w in "Call from Dr. Lin's clinic, 2 min".lower() for w in words)
+    plain = keys(mem, mem.search(question, viewer="ana", pipeline="hybrid", k=10).hits)
+    fused = keys(mem, mem.search(question, viewer="ana", pipeline="fused", k=10).hits)
+    assert "den-cal" in fused and "den-cal" not in plain
 
 
 def test_time_constraint_excludes_the_wrong_day_distractor(mem: MemFuse) -> None:
@@ -114,25 +123,37 @@ def test_private_evidence_never_reaches_another_viewer(mem: MemFuse, pipeline: s
     assert "gm-private" in keys(mem, ben.hits)
 
 
-def test_agentic_takes_rounds_and_unknown_questions_are_unknown(mem: MemFuse) -> None:
+def test_agentic_without_llm_and_unknown_questions_are_unknown(mem: MemFuse) -> None:
     result = mem.search("Why was the appointment moved?", viewer="ana", pipeline="agentic")
-    assert 2 <= result.rounds <= 5
+    # without an LLM: one pseudo-relevance-feedback round after the first, then stop
+    # (the LLM-steered rounds are tested with a scripted model in test_contract.py)
+    assert result.rounds == mem.config.retrieval.agentic_min_rounds == 2
+    fused = mem.search("Why was the appointment moved?", viewer="ana", pipeline="fused")
+    assert {h.event_id for h in result.hits} != {h.event_id for h in fused.hits}, \
+        "the feedback round changed the context"
     answer = asyncio.run(mem.ask("What is the name of my first pet hamster?", viewer="ana"))
     assert not answer.known and not answer.citations
     with pytest.raises(InvalidQuery):
         asyncio.run(mem.ask("x", viewer="ana", pipeline="bm25"))
 
 
-def test_ablation_switches(tmp_path: Path, mem: MemFuse, embedder, model_dir: Path) -> None:
-    mem.close()
-    plain = MemFuse(mem.path, embedder=embedder, config=MemFuseConfig(
+def test_ablation_switches(tmp_path: Path, embedder, model_dir: Path) -> None:
+    plain = MemFuse(tmp_path / "plain", embedder=embedder, config=MemFuseConfig(
         model_dir=model_dir, retrieval=RetrievalConfig(use_planner=False, use_expansion=False,
                                                        use_fused_summaries=False)))
-    result = plain.search("Why was the appointment moved?", viewer="ana", pipeline="fused")
-    assert result.fused == ()
-    assert all(h.via == "seed" for h in result.hits)
-    plain.close()
-    mem.__init__(mem.path, config=mem.config, embedder=embedder)  # reopen for later tests
+
+    async def run() -> None:
+        await plain.ingest_many(list(observations(DENTIST)))
+        await plain.flush()
+
+    try:
+        asyncio.run(run())
+        result = plain.search("Why was the appointment moved?", viewer="ana", pipeline="fused")
+        assert result.hits and result.fused == ()
+        assert all(h.via == "seed" for h in result.hits)
+        assert result.hits[0].fused_id is not None, "fusion itself still ran"
+    finally:
+        plain.close()
 
 
 def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedder,

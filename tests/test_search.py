@@ -180,3 +180,23 @@ def test_a_directory_is_open_once_at_a_time(open_memory, tmp_path: Path) -> None
         open_memory(tmp_path / "m")
     first.close()
     open_memory(tmp_path / "m").close()  # free again after close()
+
+
+def test_models_load_only_when_a_step_needs_them(tmp_path: Path, config, embedder) -> None:
+    first = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+    fill(first)
+    first.close()
+    mem = MemFuse(tmp_path / "m", config=config, create=False)  # the configured e5, lazily
+    try:
+        assert not mem.embedder.loaded  # type: ignore[attr-defined]
+        assert mem.search("Beijing", viewer="ana", pipeline="bm25").hits
+        mem.get_event(1)
+        assert mem.stats()["events"] == len(CORPUS)
+        assert not mem.embedder.loaded, "BM25 search, show and stats load no model"  # type: ignore[attr-defined]
+        assert mem.search("Beijing", viewer="ana", pipeline="dense").hits
+        assert mem.embedder.loaded  # type: ignore[attr-defined]
+    finally:
+        mem.close()
+    with pytest.raises(NotFound, match="no memory"):
+        MemFuse(tmp_path / "absent", config=config, create=False)
+    assert not (tmp_path / "absent").exists()

@@ -62,3 +62,23 @@ def test_corrupt_database_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreCorrupt, match="not a readable memfuse_lite database"):
         Store(path)
+
+
+def test_full_durability_syncs_every_commit(tmp_path: Path, embedder, model_dir: Path) -> None:
+    import asyncio
+
+    from memfuse_lite import MemFuse, MemFuseConfig
+
+    full = MemFuseConfig(model_dir=model_dir, durability="full")
+    mem = MemFuse(tmp_path / "m", config=full, embedder=embedder)
+    with mem.store.reading() as db:
+        assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    asyncio.run(mem.ingest(obs("Dentist moved to Thursday 4pm")))
+    mem.close()
+    again = MemFuse(tmp_path / "m", config=MemFuseConfig(model_dir=model_dir), embedder=embedder)
+    try:
+        with again.store.reading() as db:
+            assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert again.stats()["observations"] == 1
+    finally:
+        again.close()

@@ -54,5 +54,8 @@ class Embedder(ABC):
         """One query vector."""
         return self.embed([text], role="query")[0]
 
+    def load(self) -> None:  # noqa: B027 - optional hook
+        """Load the weights now (optional; an embedder may load on first use)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (optional)."""

@@ -8,6 +8,7 @@ does not match its checksum is refused.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,11 @@ class OnnxEmbedder(Embedder):
         max_length: int | None = None,
         token_budget: int = 512,
         verify: bool = True,
+        lazy: bool = False,
     ) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
+        """Read the model card; load (checksums, tokenizer, ONNX session) now, or on first
+        use when ``lazy`` (a memory opened only for BM25 search or stats never pays for
+        the ~500 MB session)."""
         self.model_dir = Path(model_dir)
         card_path = self.model_dir / CARD
         if not card_path.exists():
@@ -46,36 +48,73 @@ class OnnxEmbedder(Embedder):
             )
         card: dict[str, Any] = json.loads(card_path.read_text())
         self.card = card
-        onnx_name = onnx_file or card["onnx"]
-        if verify:
-            verify_files(self.model_dir, {k: v for k, v in card["files"].items()
-                                          if k in (onnx_name, "tokenizer.json")})
+        self.onnx_name = onnx_file or card["onnx"]
+        self.threads = threads
+        self.verify = verify
         self.pooling = card["pooling"]
         self.query_prefix = card.get("query_prefix", "")
         self.passage_prefix = card.get("passage_prefix", "")
         self.max_length = int(max_length or card.get("max_length", 512))
         self.token_budget = token_budget
-        self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(self.max_length)
-        self.tokenizer.no_padding()
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.enable_cpu_mem_arena = False  # the arena keeps the largest batch's memory
-        try:
-            self.session = ort.InferenceSession(
-                str(self.model_dir / onnx_name), opts, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise ModelError(f"cannot load {self.model_dir / onnx_name}: {exc}") from exc
-        self.input_names = {i.name for i in self.session.get_inputs()}
         self.info = EmbedderInfo(
             model_id=card["id"],
             dims=int(card["dims"]),
             pooling=self.pooling,
-            content_hash=card["files"][onnx_name],
+            content_hash=card["files"][self.onnx_name],
         )
+        self._loaded: tuple[Any, Any] | None = None
+        self._load_lock = threading.Lock()
+        if not lazy:
+            self.load()
+
+    def load(self) -> None:
+        """Verify the files and load the tokenizer and the ONNX session (once)."""
+        with self._load_lock:
+            if self._loaded is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            if self.verify:
+                verify_files(self.model_dir, {k: v for k, v in self.card["files"].items()
+                                              if k in (self.onnx_name, "tokenizer.json")})
+            tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+            tokenizer.enable_truncation(self.max_length)
+            tokenizer.no_padding()
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self.threads
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.enable_cpu_mem_arena = False  # the arena keeps the largest batch's memory
+            try:
+                session = ort.InferenceSession(
+                    str(self.model_dir / self.onnx_name), opts,
+                    providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise ModelError(f"cannot load {self.model_dir / self.onnx_name}: {exc}") \
+                    from exc
+            self.input_names = {i.name for i in session.get_inputs()}
+            self._loaded = (tokenizer, session)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the session is in memory."""
+        return self._loaded is not None
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's tokenizer (loads the model if needed)."""
+        self.load()
+        assert self._loaded is not None
+        return self._loaded[0]
+
+    @property
+    def session(self) -> Any:
+        """The ONNX Runtime session (loads the model if needed)."""
+        self.load()
+        assert self._loaded is not None
+        return self._loaded[1]
 
     def embed_batch(self, texts: Sequence[str], role: Role) -> np.ndarray:
         """Tokenise with the role's prefix, then run in runs of at most ``token_budget``

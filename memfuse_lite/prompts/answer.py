@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 SYSTEM = ("You answer a person's question about their own life using only the numbered "
           "records given (messages, calendar entries, calls, photos, notes of their "
           "household). Cite the records you use by number. If the records do not contain "
           "the answer, say you do not know and set known to false. When records disagree, "
           "say which one is current: a record marked 'superseded by' is out of date. If the "
-          "question offers lettered options (A. … B. …), begin the answer with the letter "
-          "of the best option. Be brief. Answer in JSON.")
+          "question offers lettered options, set choice to the letter of the best option. "
+          "Be brief. Answer in JSON.")
 
 SCHEMA = {
     "type": "object",
@@ -21,8 +24,20 @@ SCHEMA = {
 }
 
 
-def messages(question: str, now: str, evidence: str) -> list[dict[str, str]]:
+def schema(choices: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The answer schema; with lettered options, ``choice`` must be one of the letters."""
+    if not choices:
+        return SCHEMA
+    return {**SCHEMA, "properties": {**SCHEMA["properties"],
+                                     "choice": {"enum": sorted(choices)}},
+            "required": ["choice", *SCHEMA["required"]]}
+
+
+def messages(question: str, now: str, evidence: str,
+             choices: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """Chat messages for one answer."""
+    options = "".join(f"\n{letter}. {text}" for letter, text in sorted(choices.items())) \
+        if choices else ""
+    asked = f"Question: {question}" + (f"\nOptions:{options}" if options else "")
     return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Now: {now}\nQuestion: {question}\n\nRecords:\n"
-                                        f"{evidence}"}]
+            {"role": "user", "content": f"Now: {now}\n{asked}\n\nRecords:\n{evidence}"}]

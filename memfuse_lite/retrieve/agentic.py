@@ -38,16 +38,20 @@ def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
     return "\n".join(lines)
 
 
-def merge(first: FusedContext, more: FusedContext, k: int) -> FusedContext:
-    """Union of two contexts by best score, fused memories deduplicated."""
+def merge(first: FusedContext, more: FusedContext, k: int, cfg: RetrievalConfig
+          ) -> FusedContext:
+    """Union of two contexts by best score, fused memories deduplicated, laid out as the
+    fused pipeline lays out one context (summaries on top of the k events, or in their
+    places under the paper's layout)."""
     best: dict[int, Hit] = {h.event_id: h for h in first.hits}
     for h in more.hits:
         if h.event_id not in best or best[h.event_id].score < h.score:
             best[h.event_id] = h
-    fused = {f.id: f for f in (*first.fused, *more.fused)}
-    n_fused = min(len(fused), 3)
-    hits = sorted(best.values(), key=lambda h: (-h.score, h.event_id))[: max(1, k - n_fused)]
-    return FusedContext(first.plan, tuple(hits), tuple(list(fused.values())[:n_fused]))
+    fused = list({f.id: f for f in (*first.fused, *more.fused)}.values())
+    fused = fused[: cfg.max_fused_summaries]
+    slots = k if cfg.summaries_extra else max(1, k - len(fused))
+    hits = sorted(best.values(), key=lambda h: (-h.score, h.event_id))[:slots]
+    return FusedContext(first.plan, tuple(hits), tuple(fused))
 
 
 class AgenticRetriever:
@@ -75,7 +79,7 @@ class AgenticRetriever:
             rounds += 1
             more = self.fused.retrieve(follow, viewer=viewer, now=now, k=k,
                                        plan=Plan(follow, (follow,), plan.constraints))
-            ctx = merge(ctx, more, k)
+            ctx = merge(ctx, more, k, self.cfg)
         return ctx, rounds
 
     def _follow_up(self, question: str, ctx: FusedContext, llm: LLM | None,

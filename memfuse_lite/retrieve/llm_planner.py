@@ -1,5 +1,6 @@
 """LLM-assisted planning (tokens counted under ``plan``): the model's rewrites and
 constraints are added to the rule-based plan, never replacing what the rules found.
+Rewrites are merged by :func:`merge_rewrites` (question first, then the two sources in turn).
 
 Constraints the model proposes carry confidence 0.6 (applied) only when the rules found
 none of that kind; a time range must parse and lie before ``now``.
@@ -8,6 +9,7 @@ none of that kind; a time range must parse and lie before ``now``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, time
 
@@ -21,6 +23,30 @@ log = logging.getLogger("memfuse_lite.retrieve")
 LLM_CONFIDENCE = 0.6
 
 
+def merge_rewrites(rules: Sequence[str], llm: Sequence[str], limit: int) -> tuple[str, ...]:
+    """The question (the rules' first rewrite) first, then the model's and the rules' other
+    rewrites taken in turn, the model's first; duplicates (ignoring case) dropped, at most
+    ``limit``. Each source keeps a place whenever ``limit`` allows it."""
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def take(text: str) -> None:
+        key = " ".join(text.lower().split())
+        if key and key not in seen and len(out) < limit:
+            seen.add(key)
+            out.append(text)
+
+    if rules:
+        take(rules[0])
+    rest = list(rules[1:])
+    for i in range(max(len(llm), len(rest))):
+        if i < len(llm):
+            take(llm[i])
+        if i < len(rest):
+            take(rest[i])
+    return tuple(out)
+
+
 def refine_plan(plan: Plan, llm: LLM, now: datetime | None, max_rewrites: int = 3) -> Plan:
     """The rule-based plan with the model's additions."""
     today = (now or datetime.now()).date().isoformat()
@@ -30,10 +56,9 @@ def refine_plan(plan: Plan, llm: LLM, now: datetime | None, max_rewrites: int = 
     except LLMError as exc:
         log.warning("LLM planning failed, using the rule-based plan: %s", exc)
         return plan
-    rewrites = list(plan.rewrites)
-    for rw in value.get("rewrites") or []:
-        if isinstance(rw, str) and rw.strip() and rw.strip() not in rewrites:
-            rewrites.append(rw.strip())
+    proposed = [rw.strip() for rw in value.get("rewrites") or []
+                if isinstance(rw, str) and rw.strip()]
+    rewrites = merge_rewrites(plan.rewrites, proposed, max_rewrites)
     kinds = {c.kind for c in plan.constraints}
     extra: list[Constraint] = []
     if "time" not in kinds and now is not None:
@@ -53,5 +78,5 @@ def refine_plan(plan: Plan, llm: LLM, now: datetime | None, max_rewrites: int = 
     for person in value.get("people") or []:
         if isinstance(person, str) and person.strip():
             extra.append(Constraint("contact", person.strip(), 0.5, "llm"))
-    return replace(plan, rewrites=tuple(rewrites[:max_rewrites]),
+    return replace(plan, rewrites=rewrites,
                    constraints=plan.constraints + tuple(extra))

@@ -10,10 +10,12 @@ from datetime import datetime
 from ..config import PIPELINES, RetrievalConfig
 from ..embed.base import Embedder
 from ..errors import InvalidQuery
+from ..index.base import IndexFilter
 from ..index.dense import HnswIndex
 from ..index.sparse import TantivyIndex
 from ..records import Hit, SearchResult, can_see
 from ..store.sqlite import Store
+from ..timeutil import to_epoch
 from .agentic import AgenticRetriever
 from .fused import FusedContext, FusedRetriever
 from .rrf import rrf
@@ -88,10 +90,13 @@ class Searcher:
                                 latency_ms=(time.perf_counter() - t0) * 1000.0,
                                 fused=ctx.fused, rounds=rounds)
         depth = max(k, self.cfg.seed_k)
+        # Only what was recorded by ``now`` is searched, in every pipeline.
+        where = IndexFilter(observed_before=to_epoch(now)) if now is not None else None
         qvec = self.embedder.embed_query(query) if pipeline in ("dense", "hybrid") else None
         with self.view_lock:
-            dense = self.dense.search(qvec, viewer, depth) if qvec is not None else []
-            sparse = self.sparse.search_events(query, viewer, depth) \
+            dense = self.dense.search(qvec, viewer, depth, where=where) \
+                if qvec is not None else []
+            sparse = self.sparse.search_events(query, viewer, depth, where=where) \
                 if pipeline != "dense" else []
             if pipeline == "dense":
                 ranked = dense

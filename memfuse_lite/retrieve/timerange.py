@@ -1,14 +1,25 @@
-"""Time ranges named in a question ("mid-January", "last week", "上周", "1月中旬",
-"去年冬天"), resolved against the moment the question is asked, with a confidence."""
+"""Time ranges named in a question ("last Friday", "in May", "two weeks ago", "上周五",
+"1月中旬", "去年夏天"), resolved against the moment the question is asked, with a
+confidence (the planner filters at >= 0.6; vaguer words such as "recently" only boost).
+
+Questions look back: a month or date without a year is its latest occurrence up to now,
+"last Friday" / 上周五 is that day of the previous week, a bare "on Monday" / 周一 the latest
+Monday before today, "N weeks ago" the calendar week holding that day, "N months ago" that
+calendar month. A month name counts only as a time: after a preposition ("in May", "end of
+March") or beside a day or year in English; in Chinese, with a year, a day, a part of the
+month or 份, or followed by who or what did something ("五月我们去了", not "五月天").
+Precision and recall are measured on bench/data/timeexpr (``python3 -m bench timeexpr``).
+"""
 
 from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from ..fusion.timeexpr import MONTHS_EN, zh_number
+from ..fusion.timeexpr import MONTHS_EN, WEEKDAYS_EN, ZH_WEEKDAY, en_number, zh_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,135 +32,352 @@ class TimeRange:
     phrase: str
 
 
-def _month_span(year: int, month: int, part: str = "") -> tuple[date, date]:
+Days = tuple[date, date]
+
+SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11),
+           "winter": (12, 2), "春天": (3, 5), "夏天": (6, 8), "秋天": (9, 11), "冬天": (12, 2)}
+PARTS = {"early": "early", "beginning of": "early", "start of": "early", "初": "early",
+         "上旬": "early", "mid": "mid", "middle of": "mid", "中旬": "mid", "中": "mid",
+         "late": "late", "end of": "late", "下旬": "late", "底": "late", "末": "late"}
+HOLIDAYS_EN = [(r"valentine'?s(?: day)?", (2, 14), (2, 14)),
+               (r"christmas eve", (12, 24), (12, 24)), (r"christmas(?: day)?", (12, 25), (12, 25)),
+               (r"new year'?s eve", (12, 31), (12, 31)), (r"new year'?s(?: day)?", (1, 1), (1, 1)),
+               (r"halloween", (10, 31), (10, 31))]
+HOLIDAYS_ZH = [("情人节", (2, 14), (2, 14)), ("平安夜", (12, 24), (12, 24)),
+               ("圣诞节", (12, 25), (12, 25)), ("跨年夜", (12, 31), (12, 31)),
+               ("元旦", (1, 1), (1, 1)), ("国庆节|国庆假期|十一假期", (10, 1), (10, 7)),
+               ("劳动节|五一假期|五一", (5, 1), (5, 5))]
+
+_EN_MONTH = "|".join(sorted(MONTHS_EN, key=len, reverse=True))
+_EN_LONG_MONTH = "|".join(sorted((m for m in MONTHS_EN if len(m) > 3 or m == "may"), key=len,
+                                  reverse=True))
+_EN_WD = "|".join(sorted(WEEKDAYS_EN, key=len, reverse=True))
+_EN_NUM = r"\d{1,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_ZH_NUM = r"[0-9一二两三四五六七八九十]{1,3}"
+_ZH_YEAR = r"(去年|今年|前年|\d{4}年)"
+_ZH_MONTH_NUM = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
+_ZH_CLAUSE = "我你他她它咱大去来在有发做买吃见回到都也还就又过，,、"
+_PREP = r"(?:in|during|of|since|through|throughout|until|till|by|from|for|before|after)"
+
+_RE_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
+_RE_EN_DATE = re.compile(
+    rf"\b(?:({_EN_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s*(\d{{4}}))?"
+    rf"|(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_EN_MONTH})\.?(?:,?\s*(\d{{4}}))?)\b", re.I)
+_RE_ZH_DATE = re.compile(rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月({_ZH_NUM})[日号號]")
+_RE_EN_WEEKDAY = re.compile(
+    rf"\b(?:(last|on|this past)\s+({_EN_WD})|({_EN_WD})\s+last week)\b", re.I)
+_RE_ZH_WEEKDAY = re.compile(r"(每)?(上上|上)?个?(?:周|星期|礼拜)([一二三四五六日天])")
+_RE_EN_WEEKEND = re.compile(r"\b(?:the weekend before last|last weekend|this weekend|"
+                            r"over the weekend)\b", re.I)
+_RE_ZH_WEEKEND = re.compile(r"(上上|上|这|本)个?周末")
+_RE_EN_AGO = re.compile(rf"\b({_EN_NUM})\s+(day|week|month|year)s?\s+ago\b", re.I)
+_RE_ZH_AGO = re.compile(rf"({_ZH_NUM})(天|周|个?星期|个?礼拜|个月|年)前")
+_RE_EN_PART = re.compile(
+    rf"\b(early|mid|late|beginning of|middle of|end of|start of)[\s-]+(?:the\s+)?"
+    rf"({_EN_LONG_MONTH}|month)(?:,?\s+(\d{{4}}))?\b", re.I)
+_RE_ZH_PART = re.compile(rf"(?:{_ZH_YEAR}?{_ZH_MONTH_NUM}月|(上个?月|这个?月|本月))"
+                         rf"(初|上旬|中旬|下旬|底|末)")
+_RE_EN_MONTH_YEAR = re.compile(rf"\b({_EN_LONG_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
+_RE_EN_MONTH = re.compile(rf"\b{_PREP}\s+(?:the month of\s+)?({_EN_LONG_MONTH})\b", re.I)
+_RE_ZH_MONTH = re.compile(rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月(份)?")
+_RE_EN_YEAR = re.compile(r"\b(?:in|during|back in|since|of|for)\s+((?:19|20)\d\d)\b", re.I)
+_RE_ZH_YEAR = re.compile(r"((?:19|20)\d\d)年(?![0-9一二三四五六七八九十]{1,2}月)")
+_RE_SEASON = re.compile(r"\b(last|this)\s+(spring|summer|autumn|fall|winter)\b"
+                        r"|(去年|今年)?(春天|夏天|秋天|冬天)", re.I)
+_RE_EN_REL = re.compile(
+    r"\b(the day before yesterday|yesterday|today|this morning|this afternoon|last night"
+    r"|last week|this week|past week|last month|this month|earlier this month|last year"
+    r"|this year|recently|lately|the other day)\b", re.I)
+_RE_ZH_REL = re.compile(r"(前天|昨天|昨晚|今天|今早|上上周|上周|上个?星期|上个?礼拜|这周|本周"
+                        r"|过去一周|过去的一周|最近一周|上个?月|这个月|本月|去年|今年|最近)")
+
+
+def _range(days: Days, confidence: float, phrase: str) -> TimeRange:
+    return TimeRange(datetime.combine(days[0], time(0, 0)),
+                     datetime.combine(days[1], time(23, 59, 59)), confidence, phrase)
+
+
+def _month(year: int, month: int, part: str = "") -> Days:
     last = calendar.monthrange(year, month)[1]
-    if part in ("early", "beginning of", "start of", "初", "上旬"):
+    if part == "early":
         return date(year, month, 1), date(year, month, 10)
-    if part in ("mid", "middle of", "中旬", "中"):
+    if part == "mid":
         return date(year, month, 11), date(year, month, 20)
-    if part in ("late", "end of", "下旬", "底", "末"):
+    if part == "late":
         return date(year, month, 21), date(year, month, last)
     return date(year, month, 1), date(year, month, last)
 
 
-def _recent_year(month: int, now: date, explicit: int | None) -> int:
-    if explicit:
-        return explicit
-    return now.year if month <= now.month else now.year - 1
+def _latest_year(month: int, today: date, day: int = 1) -> int:
+    """The year of the latest (month, day) up to today."""
+    return today.year if (month, day) <= (today.month, today.day) else today.year - 1
 
 
-SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11),
-           "winter": (12, 2), "春天": (3, 5), "夏天": (6, 8), "秋天": (9, 11), "冬天": (12, 2)}
-
-_EN_MONTH = "|".join(sorted((m for m in MONTHS_EN if len(m) > 3 or m == "may"),
-                            key=len, reverse=True))
-_RE_EN_MONTH = re.compile(
-    rf"\b(?:(early|mid|late|beginning of|middle of|end of|start of)[\s-]+)?({_EN_MONTH})"
-    rf"(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?)?(?:,?\s+(\d{{4}}))?\b", re.I)
-_RE_ZH_MONTH = re.compile(r"(?:(\d{4}|去|今)年)?([0-9一二三四五六七八九十]{1,3})月"
-                          r"(?:([0-9一二三四五六七八九十]{1,3})[日号]|(初|中旬|上旬|下旬|底|末|中))?")
-_RE_EN_REL = re.compile(r"\b(yesterday|today|last week|this week|past week|last month|"
-                        r"this month|last weekend|this weekend|last year|this year|recently|"
-                        r"lately|the other day|(\d+) days ago|(last|this) "
-                        r"(spring|summer|autumn|fall|winter))\b", re.I)
-_RE_ZH_REL = re.compile(r"((?:去年|今年)?(?:春天|夏天|秋天|冬天)|昨天|今天|前天|上周末|上周|上星期|这周|"
-                        r"本周|上个月|这个月|本月|去年|今年|最近)")
+def _zh_year(word: str | None, today: date) -> int | None:
+    if not word:
+        return None
+    return {"去年": today.year - 1, "今年": today.year, "前年": today.year - 2}.get(
+        word, int(word[:4]) if word[:4].isdigit() else None)
 
 
-def _range(a: date, b: date, confidence: float, phrase: str) -> TimeRange:
-    return TimeRange(datetime.combine(a, time(0, 0)), datetime.combine(b, time(23, 59, 59)),
-                     confidence, phrase)
+def _months_back(today: date, n: int) -> tuple[int, int]:
+    total = today.year * 12 + today.month - 1 - n
+    return total // 12, total % 12 + 1
 
 
-def _season(name: str, which: str, now: date) -> tuple[date, date]:
-    first, last = SEASONS[name]
-    year = now.year - (1 if which in ("last", "去年") else 0)
+def _week_of(d: date) -> Days:
+    monday = d - timedelta(days=d.weekday())
+    return monday, monday + timedelta(days=6)
+
+
+def _day(year: int, month: int, day: int) -> Days | None:
+    try:
+        d = date(year, month, day)
+    except ValueError:
+        return None
+    return d, d
+
+
+def _iso(m: re.Match[str], today: date) -> Days | None:
+    return _day(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+def _en_date(m: re.Match[str], today: date) -> Days | None:
+    month_s, day_s, year_s = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (
+        m.group(5), m.group(4), m.group(6))
+    month, day = MONTHS_EN[month_s.lower()], int(day_s)
+    if len(month_s) <= 3 and month_s.lower() != "may" and not month_s[0].isupper():
+        return None  # "mar 3" in lower case is rarely a date in a question
+    return _day(int(year_s) if year_s else _latest_year(month, today, day), month, day)
+
+
+def _zh_date(m: re.Match[str], today: date) -> Days | None:
+    month, day = zh_number(m.group(2)), zh_number(m.group(3))
+    if not month or not day:
+        return None
+    return _day(_zh_year(m.group(1), today) or _latest_year(month, today, day), month, day)
+
+
+def _holiday(table: list[tuple[str, tuple[int, int], tuple[int, int]]], text: str,
+             today: date, english: bool) -> tuple[Days, str] | None:
+    for pattern, (m1, d1), (m2, d2) in table:
+        rx = rf"\b(?:on|at|over|during)\s+(?:the\s+)?({pattern})\b" if english else \
+            f"({pattern})"
+        m = re.search(rx, text, re.I)
+        if m:
+            year = _latest_year(m1, today, d1)
+            return (date(year, m1, d1), date(year, m2, d2)), m.group(0)
+    return None
+
+
+def _before_today(today: date, target: int, weeks_back: int) -> date:
+    """A weekday of the previous week(s), or (weeks_back 0) the latest before today."""
+    if weeks_back:
+        return today - timedelta(days=today.weekday()) - timedelta(weeks=weeks_back) + \
+            timedelta(days=target)
+    back = (today.weekday() - target) % 7 or 7
+    return today - timedelta(days=back)
+
+
+def _en_weekday(m: re.Match[str], today: date) -> Days | None:
+    if m.group(3):
+        d = _before_today(today, WEEKDAYS_EN[m.group(3).lower()], 1)
+    else:
+        word = m.group(1).lower()
+        d = _before_today(today, WEEKDAYS_EN[m.group(2).lower()], 1 if word == "last" else 0)
+    return d, d
+
+
+def _zh_weekday(m: re.Match[str], today: date) -> Days | None:
+    if m.group(1):  # 每周三
+        return None
+    weeks = {"上上": 2, "上": 1}.get(m.group(2) or "", 0)
+    d = _before_today(today, ZH_WEEKDAY[m.group(3)], weeks)
+    return d, d
+
+
+def _weekend(m: re.Match[str], today: date) -> Days | None:
+    word = m.group(0).lower()
+    monday = today - timedelta(days=today.weekday())
+    back = 2 if ("before last" in word or word.startswith("上上")) else \
+        0 if (word.startswith(("this", "这", "本"))) else 1
+    sat = monday - timedelta(weeks=back) + timedelta(days=5)
+    return sat, sat + timedelta(days=1)
+
+
+def _ago(n: int | None, unit: str, today: date) -> Days | None:
+    if not n or n > 100:
+        return None
+    if unit in ("day", "天"):
+        d = today - timedelta(days=n)
+        return d - timedelta(days=1), d + timedelta(days=1)
+    if unit in ("week", "周", "星期", "个星期", "礼拜", "个礼拜"):
+        return _week_of(today - timedelta(weeks=n))
+    if unit in ("month", "个月"):
+        return _month(*_months_back(today, n))
+    return date(today.year - n, 1, 1), date(today.year - n, 12, 31)
+
+
+def _en_part(m: re.Match[str], today: date) -> Days | None:
+    part = PARTS[re.sub(r"\s+", " ", m.group(1).lower())]
+    if m.group(2).lower() == "month":
+        return _month(today.year, today.month, part)
+    month = MONTHS_EN[m.group(2).lower()]
+    year = int(m.group(3)) if m.group(3) else _latest_year(month, today)
+    return _month(year, month, part)
+
+
+def _zh_part(m: re.Match[str], today: date) -> Days | None:
+    part = PARTS[m.group(4)]
+    if m.group(3):
+        year, month = _months_back(today, 1) if m.group(3).startswith("上") else \
+            (today.year, today.month)
+        return _month(year, month, part)
+    month = zh_number(m.group(2)) or 0
+    year = _zh_year(m.group(1), today) or _latest_year(month, today)
+    return _month(year, month, part)
+
+
+def _en_month_year(m: re.Match[str], today: date) -> Days | None:
+    return _month(int(m.group(2)), MONTHS_EN[m.group(1).lower()])
+
+
+def _en_month(m: re.Match[str], today: date) -> Days | None:
+    month = MONTHS_EN[m.group(1).lower()]
+    return _month(_latest_year(month, today), month)
+
+
+def _zh_month(m: re.Match[str], text: str, today: date) -> Days | None:
+    month = zh_number(m.group(2)) or 0
+    following = text[m.end(): m.end() + 1]
+    if not (m.group(1) or m.group(3) or not following or following in _ZH_CLAUSE):
+        return None  # 五月天 / 二月河 / 四月是你的谎言: a name, not a month
+    if m.start() > 0 and text[m.start() - 1] in "个每几":
+        return None
+    year = _zh_year(m.group(1), today) or _latest_year(month, today)
+    return _month(year, month)
+
+
+def _year(m: re.Match[str], today: date) -> Days | None:
+    year = int(m.group(1))
+    if not 1990 <= year <= today.year:
+        return None
+    return date(year, 1, 1), date(year, 12, 31)
+
+
+def _season(m: re.Match[str], today: date) -> Days | None:
+    which = (m.group(1) or m.group(3) or "").lower()
+    first, last = SEASONS[(m.group(2) or m.group(4)).lower()]
+    last_one = which in ("last", "去年")
+    year = today.year - (1 if last_one else 0)
     if first > last:  # winter spans the new year
-        if which in ("last", "去年"):
+        if last_one:
             return date(year, 12, 1), date(year + 1, 2, calendar.monthrange(year + 1, 2)[1])
         return date(year - 1, 12, 1), date(year, 2, calendar.monthrange(year, 2)[1])
-    if which not in ("last", "去年") and first > now.month:
+    if not last_one and first > today.month:
         year -= 1
     return date(year, first, 1), date(year, last, calendar.monthrange(year, last)[1])
 
 
-def find_time_range(question: str, now: datetime) -> TimeRange | None:
-    """The first time range a question names, or None."""
-    today = now.date()
-    m = _RE_ZH_MONTH.search(question)
-    if m:
-        month = zh_number(m.group(2))
-        if month and 1 <= month <= 12:
-            year_word = m.group(1)
-            explicit = (today.year - 1 if year_word == "去" else today.year if year_word == "今"
-                        else int(year_word) if year_word else None)
-            year = _recent_year(month, today, explicit)
-            if m.group(3):
-                day = zh_number(m.group(3))
-                if day and 1 <= day <= calendar.monthrange(year, month)[1]:
-                    d = date(year, month, day)
-                    return _range(d, d, 0.9, m.group(0))
-            a, b = _month_span(year, month, m.group(4) or "")
-            return _range(a, b, 0.85, m.group(0))
-    m = _RE_ZH_REL.search(question)
-    if m:
-        return _relative(m.group(0), today)
-    m = _RE_EN_MONTH.search(question)
-    if m and not (m.group(2).lower() == "may" and not (m.group(3) or m.group(4) or m.group(1))):
-        month = MONTHS_EN[m.group(2).lower()]
-        year = _recent_year(month, today, int(m.group(4)) if m.group(4) else None)
-        if m.group(3):
-            day = int(m.group(3))
-            if 1 <= day <= calendar.monthrange(year, month)[1]:
-                d = date(year, month, day)
-                return _range(d, d, 0.9, m.group(0))
-        a, b = _month_span(year, month, (m.group(1) or "").lower())
-        return _range(a, b, 0.85, m.group(0))
-    m = _RE_EN_REL.search(question)
-    if m:
-        return _relative(m.group(0).lower(), today, days_ago=m.group(2))
+def _relative(word: str, today: date) -> tuple[Days, float] | None:
+    monday = today - timedelta(days=today.weekday())
+    first = today.replace(day=1)
+    prev_end = first - timedelta(days=1)
+    yesterday = today - timedelta(days=1)
+    last_week = (monday - timedelta(days=7), monday - timedelta(days=1))
+    table: dict[str, tuple[Days, float]] = {
+        "the day before yesterday": ((today - timedelta(days=2),) * 2, 0.85),
+        "前天": ((today - timedelta(days=2),) * 2, 0.85),
+        "yesterday": ((yesterday, yesterday), 0.85), "昨天": ((yesterday, yesterday), 0.85),
+        "last night": ((yesterday, today), 0.8), "昨晚": ((yesterday, today), 0.8),
+        "today": ((today, today), 0.85), "今天": ((today, today), 0.85),
+        "this morning": ((today, today), 0.85), "this afternoon": ((today, today), 0.85),
+        "今早": ((today, today), 0.85),
+        "last week": (last_week, 0.8), "上周": (last_week, 0.8), "上星期": (last_week, 0.8),
+        "上个星期": (last_week, 0.8), "上礼拜": (last_week, 0.8), "上个礼拜": (last_week, 0.8),
+        "上上周": ((monday - timedelta(days=14), monday - timedelta(days=8)), 0.8),
+        "past week": ((today - timedelta(days=7), today), 0.75),
+        "过去一周": ((today - timedelta(days=7), today), 0.75),
+        "过去的一周": ((today - timedelta(days=7), today), 0.75),
+        "最近一周": ((today - timedelta(days=7), today), 0.75),
+        "this week": ((monday, today), 0.8), "这周": ((monday, today), 0.8),
+        "本周": ((monday, today), 0.8),
+        "last month": ((prev_end.replace(day=1), prev_end), 0.8),
+        "上个月": ((prev_end.replace(day=1), prev_end), 0.8),
+        "上月": ((prev_end.replace(day=1), prev_end), 0.8),
+        "this month": ((first, today), 0.8), "earlier this month": ((first, today), 0.8),
+        "这个月": ((first, today), 0.8), "本月": ((first, today), 0.8),
+        "last year": ((date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)), 0.75),
+        "去年": ((date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)), 0.75),
+        "this year": ((date(today.year, 1, 1), today), 0.7),
+        "今年": ((date(today.year, 1, 1), today), 0.7),
+        "recently": ((today - timedelta(days=14), today), 0.4),
+        "lately": ((today - timedelta(days=14), today), 0.4),
+        "最近": ((today - timedelta(days=14), today), 0.4),
+        "the other day": ((today - timedelta(days=7), today), 0.4),
+    }
+    return table.get(word)
+
+
+Matcher = Callable[[str, date], tuple[Days, float, str] | None]
+
+
+def _by(rx: re.Pattern[str], resolve: Callable[[re.Match[str], date], Days | None],
+        confidence: float) -> Matcher:
+    def match(text: str, today: date) -> tuple[Days, float, str] | None:
+        for m in rx.finditer(text):
+            days = resolve(m, today)
+            if days is not None:
+                return days, confidence, m.group(0)
+        return None
+
+    return match
+
+
+def _zh_months(text: str, today: date) -> tuple[Days, float, str] | None:
+    for m in _RE_ZH_MONTH.finditer(text):
+        days = _zh_month(m, text, today)
+        if days is not None:
+            return days, 0.85, m.group(0)
     return None
 
 
-def _relative(word: str, today: date, days_ago: str | None = None) -> TimeRange | None:
-    monday = today - timedelta(days=today.weekday())
-    first_of_month = today.replace(day=1)
-    prev_month_end = first_of_month - timedelta(days=1)
-    table = {
-        "yesterday": (today - timedelta(days=1), today - timedelta(days=1), 0.85),
-        "昨天": (today - timedelta(days=1), today - timedelta(days=1), 0.85),
-        "前天": (today - timedelta(days=2), today - timedelta(days=2), 0.85),
-        "today": (today, today, 0.85), "今天": (today, today, 0.85),
-        "last week": (monday - timedelta(days=7), monday - timedelta(days=1), 0.8),
-        "上周": (monday - timedelta(days=7), monday - timedelta(days=1), 0.8),
-        "上星期": (monday - timedelta(days=7), monday - timedelta(days=1), 0.8),
-        "past week": (today - timedelta(days=7), today, 0.75),
-        "this week": (monday, today, 0.8), "这周": (monday, today, 0.8),
-        "本周": (monday, today, 0.8),
-        "last weekend": (monday - timedelta(days=2), monday - timedelta(days=1), 0.8),
-        "上周末": (monday - timedelta(days=2), monday - timedelta(days=1), 0.8),
-        "this weekend": (monday + timedelta(days=5), monday + timedelta(days=6), 0.8),
-        "last month": (prev_month_end.replace(day=1), prev_month_end, 0.8),
-        "上个月": (prev_month_end.replace(day=1), prev_month_end, 0.8),
-        "this month": (first_of_month, today, 0.8), "这个月": (first_of_month, today, 0.8),
-        "本月": (first_of_month, today, 0.8),
-        "last year": (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31), 0.75),
-        "去年": (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31), 0.75),
-        "this year": (date(today.year, 1, 1), today, 0.7), "今年": (date(today.year, 1, 1), today, 0.7),
-        "recently": (today - timedelta(days=14), today, 0.4),
-        "lately": (today - timedelta(days=14), today, 0.4),
-        "最近": (today - timedelta(days=14), today, 0.4),
-        "the other day": (today - timedelta(days=7), today, 0.4),
-    }
-    if word in table:
-        a, b, conf = table[word]
-        return _range(a, b, conf, word)
-    if days_ago:
-        d = today - timedelta(days=int(days_ago))
-        return _range(d - timedelta(days=1), d + timedelta(days=1), 0.75, word)
-    for season in SEASONS:
-        if season in word:
-            which = "last" if ("last" in word or "去年" in word) else "this"
-            a, b = _season(season, which, today)
-            return _range(a, b, 0.7, word)
+def _holidays(text: str, today: date) -> tuple[Days, float, str] | None:
+    found = _holiday(HOLIDAYS_EN, text, today, True) or _holiday(HOLIDAYS_ZH, text, today,
+                                                                 False)
+    return None if found is None else (found[0], 0.85, found[1])
+
+
+def _relatives(text: str, today: date) -> tuple[Days, float, str] | None:
+    for rx in (_RE_ZH_REL, _RE_EN_REL):
+        m = rx.search(text)
+        if m:
+            found = _relative(m.group(0).lower(), today)
+            if found is not None:
+                return found[0], found[1], m.group(0)
+    return None
+
+
+# Most specific first: a day beats a week, a week beats a month, a month beats a year.
+MATCHERS: list[Matcher] = [
+    _by(_RE_ISO, _iso, 0.9), _by(_RE_ZH_DATE, _zh_date, 0.9), _by(_RE_EN_DATE, _en_date, 0.9),
+    _holidays, _by(_RE_ZH_WEEKEND, _weekend, 0.8), _by(_RE_EN_WEEKEND, _weekend, 0.8),
+    _by(_RE_ZH_WEEKDAY, _zh_weekday, 0.8), _by(_RE_EN_WEEKDAY, _en_weekday, 0.8),
+    _by(_RE_ZH_AGO, lambda m, t: _ago(zh_number(m.group(1)), m.group(2), t), 0.75),
+    _by(_RE_EN_AGO, lambda m, t: _ago(en_number(m.group(1)), m.group(2).lower(), t), 0.75),
+    _by(_RE_ZH_PART, _zh_part, 0.85), _by(_RE_EN_PART, _en_part, 0.85),
+    _by(_RE_EN_MONTH_YEAR, _en_month_year, 0.85), _zh_months, _by(_RE_EN_MONTH, _en_month, 0.85),
+    _by(_RE_ZH_YEAR, _year, 0.8), _by(_RE_EN_YEAR, _year, 0.8), _by(_RE_SEASON, _season, 0.7),
+    _relatives,
+]
+
+
+def find_time_range(question: str, now: datetime) -> TimeRange | None:
+    """The most specific time range a question names, or None."""
+    today = now.date()
+    for matcher in MATCHERS:
+        found = matcher(question, today)
+        if found is not None:
+            days, confidence, phrase = found
+            return _range(days, confidence, phrase)
     return None

@@ -1,0 +1,255 @@
+"""The documented contract: ``now`` bounds every pipeline, unsupported answers are refused,
+and what a model says (planner rewrites and ranges, agentic follow-ups, fusion arbitration)
+changes the outcome. The model is a scripted fake: these tests are about the engine."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
+from memfuse_lite.answer import DONT_KNOW
+from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
+from memfuse_lite.retrieve.llm_planner import merge_rewrites
+from memfuse_lite.retrieve.planner import plan_query
+
+from .conftest import obs
+from .fakes import ScriptedLLM
+from .scenarios import DENTIST, GRANDMA, TRIP, observations
+
+PIPELINES = ("dense", "bm25", "hybrid", "fused", "agentic")
+NOISE = ["Grocery delivery arriving between 6 and 7 pm", "Weekly team sync notes: budget review",
+         "Your electricity bill of 230 yuan is due", "Rainy weather expected all weekend",
+         "Gym class reminder: spin at 7am", "Package from JD.com shipped",
+         "Piano lesson moved to the music school hall", "Car insurance renewal notice",
+         "Book club picks a new novel", "Lunch with colleagues at the noodle bar",
+         "Photo: sunset over the river", "Parking fee paid 15 yuan"]
+
+
+def ingest(mem: MemFuse, rows: list[tuple[str, str]]) -> None:
+    """(ts, text) rows, all ana's chat messages."""
+    async def run() -> None:
+        await mem.ingest_many([obs(text, ts=ts, ext=f"r{i}") for i, (ts, text) in
+                               enumerate(rows)])
+        await mem.flush()
+
+    asyncio.run(run())
+
+
+def noise_rows(n: int, month: str = "2025-02") -> list[tuple[str, str]]:
+    return [(f"{month}-{1 + i % 27:02d}T{8 + i % 10:02d}:00", f"{NOISE[i % len(NOISE)]} #{i}")
+            for i in range(n)]
+
+
+@pytest.fixture
+def dentist_memory(open_memory) -> MemFuse:
+    mem = open_memory()
+    ingest(mem, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday"),
+                 ("2025-03-10T09:00", "Dentist Dr. Lin: the cleaning is moved to March 20"),
+                 *noise_rows(20)])
+    return mem
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_now_bounds_every_pipeline(dentist_memory: MemFuse, pipeline: str) -> None:
+    mem = dentist_memory
+    now = datetime(2025, 3, 5, 12, 0)
+    later = "Dentist Dr. Lin: the cleaning is moved to March 20"
+    asked_later = mem.search("dentist Dr. Lin", viewer="ana", pipeline=pipeline)
+    assert later in [h.text for h in asked_later.hits], "without now, everything is searched"
+    asked_then = mem.search("dentist Dr. Lin", viewer="ana", pipeline=pipeline, now=now)
+    assert asked_then.hits, "what was recorded before now is still found"
+    assert later not in [h.text for h in asked_then.hits]
+    assert all(datetime.fromisoformat(h.provenance[0].ts) <= now for h in asked_then.hits)
+
+
+def answering(value: dict[str, Any]) -> ScriptedLLM:
+    return ScriptedLLM(lambda op, prompt: value if op == "answer" else
+                       {"sufficient": True, "follow_up": ""})
+
+
+@pytest.mark.parametrize(("value", "known"), [
+    ({"answer": "On Wednesday", "citations": ["FIRST"], "known": False}, False),
+    ({"answer": "On Wednesday", "citations": [], "known": True}, False),
+    ({"answer": "On Wednesday", "citations": [987654], "known": True}, False),
+    ({"answer": "", "citations": ["FIRST"], "known": True}, False),
+    ({"answer": "On Wednesday", "citations": ["FIRST"], "known": True}, True),
+])
+def test_llm_answers_only_when_supported(open_memory, config: MemFuseConfig, embedder,
+                                         tmp_path, value: dict[str, Any], known: bool) -> None:
+    seed = open_memory(tmp_path / "seed")
+    ingest(seed, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday")])
+    first = seed.search("dentist", viewer="ana", pipeline="bm25").hits[0].event_id
+    seed.close()
+    value = {**value, "citations": [first if c == "FIRST" else c for c in value["citations"]]}
+    llm = answering(value)
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted")
+    mem = MemFuse(tmp_path / "seed", config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        answer = asyncio.run(mem.ask("When is the dentist?", viewer="ana"))
+    finally:
+        mem.close()
+    assert "answer" in llm.operations()
+    assert answer.known is known
+    if known:
+        assert answer.text == "On Wednesday"
+        assert [c.event_id for c in answer.citations] == [first]
+    else:
+        assert answer.text == DONT_KNOW and answer.citations == ()
+
+
+def test_merge_rewrites_keeps_a_place_for_each_source() -> None:
+    rules = ("Where is the dentist?", "dentist", "Lin dentist")
+    assert merge_rewrites(rules, ["dental clinic address"], 3) == (
+        "Where is the dentist?", "dental clinic address", "dentist")
+    assert merge_rewrites(rules, ["DENTIST", "x"], 3) == ("Where is the dentist?", "DENTIST", "x")
+    assert merge_rewrites(rules, [], 3) == rules
+    assert merge_rewrites(("q",), ["a", "b", "c"], 2) == ("q", "a")
+
+
+def planner_memory(open_memory, config: MemFuseConfig, plan: dict[str, Any]) -> MemFuse:
+    llm = ScriptedLLM(lambda op, prompt: plan)
+    cfg = MemFuseConfig(model_dir=config.model_dir, plan_llm="scripted",
+                        ingest=config.ingest, retrieval=RetrievalConfig(max_rewrites=2))
+    return open_memory(config=cfg, llms={"scripted": llm})
+
+
+SECRET = "Zephyrine tuned the old violin before the recital"
+
+
+def test_an_llm_rewrite_reaches_the_index(open_memory, config: MemFuseConfig) -> None:
+    question = "Which gadget did the courier bring for the kitchen?"
+    assert len(plan_query(question, None).rewrites) == 2, \
+        "the rules alone fill every rewrite place (max_rewrites=2 below)"
+    base = open_memory()
+    ingest(base, [("2025-02-20T10:00", SECRET), *noise_rows(40)])
+    plain = [h.text for h in base.search(question, viewer="ana", pipeline="fused", k=5).hits]
+    assert SECRET not in plain
+    base.close()
+    mem = planner_memory(open_memory, config, {"rewrites": ["Zephyrine violin"], "start": None,
+                                               "end": None, "source": None, "people": []})
+    hits = [h.text for h in mem.search(question, viewer="ana", pipeline="fused", k=5).hits]
+    assert SECRET in hits
+
+
+def test_an_llm_time_range_filters(open_memory, config: MemFuseConfig) -> None:
+    rows = [("2025-01-15T10:00", "Dinner with the Wangs at the dumpling house"),
+            ("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place")]
+    question = "Where did we have dinner with the Wangs?"
+    base = open_memory()
+    ingest(base, [*rows, *noise_rows(10)])
+    now = datetime(2025, 3, 1)
+    both = [h.text for h in base.search(question, viewer="ana", pipeline="fused", now=now).hits]
+    assert rows[0][1] in both and rows[1][1] in both
+    base.close()
+    mem = planner_memory(open_memory, config, {"rewrites": [], "start": "2025-02-01",
+                                               "end": "2025-02-28", "source": None,
+                                               "people": []})
+    found = [h.text for h in mem.search(question, viewer="ana", pipeline="fused", now=now).hits]
+    assert rows[1][1] in found and rows[0][1] not in found
+
+
+def agentic_memory(open_memory, config: MemFuseConfig, script: ScriptedLLM) -> MemFuse:
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
+                        ingest=config.ingest)
+    return open_memory(config=cfg, llms={"scripted": script})
+
+
+def test_agentic_follow_ups_change_the_context(open_memory, config: MemFuseConfig) -> None:
+    question = "Which gadget did the courier bring for the kitchen?"
+    follow = iter(["Zephyrine violin", "recital tuning", "kitchen gadget", "courier"])
+    llm = ScriptedLLM(lambda op, prompt: {"sufficient": False, "follow_up": next(follow)})
+    mem = agentic_memory(open_memory, config, llm)
+    ingest(mem, [("2025-02-20T10:00", SECRET), *noise_rows(80)])
+    one_round = mem.search(question, viewer="ana", pipeline="fused", k=10)
+    assert SECRET not in [h.text for h in one_round.hits]
+    result = mem.search(question, viewer="ana", pipeline="agentic", k=10)
+    assert result.rounds == 5, "never sufficient: the maximum number of rounds"
+    assert llm.operations().count("agentic") == 4
+    assert SECRET in [h.text for h in result.hits], "the follow-up's find is in the context"
+
+
+def test_agentic_stops_when_the_model_says_enough(open_memory, config: MemFuseConfig) -> None:
+    llm = ScriptedLLM(lambda op, prompt: {"sufficient": True, "follow_up": "more please"})
+    mem = agentic_memory(open_memory, config, llm)
+    ingest(mem, noise_rows(30))
+    result = mem.search("electricity bill", viewer="ana", pipeline="agentic", k=20)
+    assert result.rounds == 2, "sufficient at the first check: the minimum of two rounds"
+    assert llm.operations().count("agentic") == 2
+
+
+@pytest.mark.parametrize("pipeline", ["fused", "agentic"])
+def test_context_holds_k_events_besides_the_summaries(open_memory, pipeline: str) -> None:
+    mem = open_memory()
+
+    async def run() -> None:
+        await mem.ingest_many(list(observations(DENTIST + TRIP + GRANDMA)))
+        await mem.flush()
+
+    asyncio.run(run())
+    ingest(mem, noise_rows(40))
+    result = mem.search("dentist appointment Dr. Lin", viewer="ana", pipeline=pipeline, k=20)
+    assert result.fused, "fused summaries are in the context"
+    assert len(result.hits) == 20, "and take none of the k event places"
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_fusion_arbiter_decides_the_ambiguous_band(tmp_path, embedder, model_dir,
+                                                   same: bool) -> None:
+    llm = ScriptedLLM({"fuse": {"same_episode": same}})
+    cfg = MemFuseConfig(model_dir=model_dir, fusion_llm="scripted",
+                        ingest=IngestConfig(batch_size=4, batch_latency_s=0.01),
+                        fusion=FusionConfig(join_threshold=1.4, ambiguous_threshold=0.0))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        ingest(mem, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday"),
+                     ("2025-03-01T09:30", "The clinic moved the dentist to Thursday"),
+                     ("2025-03-01T10:00", "Pick up Mia after the dentist")])
+        assert llm.operations().count("fuse") >= 2
+        fused = {mem.fused_of(i) for i in (1, 2, 3)}
+    finally:
+        mem.close()
+    assert len(fused) == (1 if same else 3)
+
+
+CHOICES = {"A": "At the dumpling house", "B": "At the hotpot place", "C": "At home"}
+
+
+def test_multiple_choice_is_constrained_to_the_letters(open_memory, config: MemFuseConfig,
+                                                        tmp_path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    class Recording(ScriptedLLM):
+        def _complete(self, messages, *, max_tokens, schema, temperature):  # type: ignore[override]
+            seen.append(dict(schema or {}))
+            return super()._complete(messages, max_tokens=max_tokens, schema=schema,
+                                     temperature=temperature)
+
+    llm = Recording(lambda op, prompt: {"answer": "hotpot", "citations": [], "known": False,
+                                        "choice": "B"} if op == "answer" else {})
+    mem = open_memory(config=MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
+                                           ingest=config.ingest), llms={"scripted": llm})
+    ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place")])
+    answer = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                 choices=CHOICES))
+    assert answer.choice == "B" and not answer.known and answer.text == DONT_KNOW
+    assert seen[-1]["properties"]["choice"] == {"enum": ["A", "B", "C"]}
+    assert "choice" in seen[-1]["required"]
+    assert "B. At the hotpot place" in llm.calls[-1][1]
+    with pytest.raises(InvalidQuery):
+        asyncio.run(mem.ask("Where?", viewer="ana", choices={"A": "only one"}))
+
+
+def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place"),
+                 *noise_rows(10)])
+    answer = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                 choices=CHOICES))
+    assert answer.choice == "B"
+    unrelated = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                    choices={"A": "Zanzibar", "B": "Kathmandu"}))
+    assert unrelated.choice is None
