@@ -73,3 +73,47 @@ def test_plan_constraints_and_confidence() -> None:
     about = plan_query("What gift is planned for Ben's birthday?", now, users=["ana", "Ben"])
     assert not about.applied(0.6), "a possessive before a non-source word names no owner"
     assert 1 <= len(plan_query("上周和彭雨晴在哪里吃饭？", now, contacts=["彭雨晴"]).rewrites) <= 3
+
+
+def test_the_labelled_corpus_meets_the_targets() -> None:
+    from bench.timeexpr_eval import load, predict_rules, score
+
+    for lang in ("en", "zh"):
+        res = score(load(lang), predict_rules)
+        assert res["precision"] >= 0.97 and res["recall"] >= 0.90, (lang, res["mistakes"])
+
+
+@pytest.mark.parametrize("text", ["请快一点回复", "第一时间告诉我", "我一点也不累", "三点建议",
+                                  "成绩是三点八", "Sat Nav is broken", "every Friday we swim"])
+def test_ordinary_words_are_not_times(text: str) -> None:
+    assert resolve_time(text, TUESDAY) is None
+
+
+def test_midnight_is_the_start_of_the_next_day() -> None:
+    for text in ("晚上12点", "tonight at midnight"):
+        span = resolve_time(text, TUESDAY)
+        assert span is not None and span[0] == datetime(2025, 3, 5, 0, 0), text
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("what did I do last Friday?", "2025-03-07", "2025-03-07"),
+        ("where did we go in May?", "2024-05-01", "2024-05-31"),
+        ("how often did I swim in 2024?", "2024-01-01", "2024-12-31"),
+        ("what did I buy two weeks ago?", "2025-02-24", "2025-03-02"),
+        ("上周五我做了什么", "2025-03-07", "2025-03-07"),
+        ("两个月前", "2025-01-01", "2025-01-31"),
+    ],
+)
+def test_more_question_ranges(question: str, start: str, end: str) -> None:
+    rng = find_time_range(question, datetime(2025, 3, 12))
+    assert rng is not None and rng.confidence >= 0.6
+    assert (rng.start.date().isoformat(), rng.end.date().isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize("question", ["who organised the march?", "the march organisers",
+                                      "What did April say?", "五月天的演唱会门票多少钱？"])
+def test_names_that_look_like_months_do_not_filter(question: str) -> None:
+    rng = find_time_range(question, datetime(2025, 3, 12))
+    assert rng is None or rng.confidence < 0.6
