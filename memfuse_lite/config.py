@@ -154,6 +154,15 @@ class FusionConfig:
     semantic_edge_cos: float = 0.93
     same_as_cos: float = 0.95
     order_edge_weight: float = 0.3
+    scorer: str = "rules"
+    """``rules``: the weighted score above; ``learned``: the fitted pair model
+    (``fusion/pair_model.json``, or ``pair_model``), which also brings in earlier events
+    that share rare words or were recorded around the event's own time."""
+    pair_model: str | None = None
+    """A pair model file written by ``python3 -m bench fusion-fit`` (default: the shipped one)."""
+    join_probability: float | None = None
+    """With the learned scorer: join at this probability (default: the model's threshold)."""
+    rare_neighbours: int = 15
 
     def __post_init__(self) -> None:
         if self.time_neighbours < 0:
@@ -164,6 +173,10 @@ class FusionConfig:
             raise ValueError("need 0 <= ambiguous_threshold <= join_threshold")
         if not self.sim_floor < self.sim_ceil:
             raise ValueError("sim_floor must be below sim_ceil")
+        if self.scorer not in ("rules", "learned"):
+            raise ValueError("scorer must be 'rules' or 'learned'")
+        if self.join_probability is not None and not 0 < self.join_probability < 1:
+            raise ValueError("join_probability must be between 0 and 1")
 
 
 @dataclass(frozen=True, slots=True)

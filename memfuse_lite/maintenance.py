@@ -101,7 +101,8 @@ def canonicalise(mem: MemFuse) -> dict[str, int]:
     with mem._view_lock:
         with mem.store.atomic() as db:
             db.execute("PRAGMA defer_foreign_keys = ON")
-            db.execute("DELETE FROM edges; DELETE FROM fused_members; DELETE FROM fused_memories;")
+            db.execute("DELETE FROM edges; DELETE FROM fused_members; DELETE FROM fused_memories;"
+                       " DELETE FROM event_terms;")  # re-stored by the re-fusion below
             row = db.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
             top = int(row[0]) if row is not None else 0
             db.execute("DROP TABLE IF EXISTS temp.renumber")

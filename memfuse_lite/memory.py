@@ -36,6 +36,7 @@ from .fusion.agent import FusionAgent
 from .fusion.graph import FusionGraph
 from .fusion.model import load_views
 from .fusion.summary import member_rows, refresh_summary, template_summary, viewer_rows
+from .fusion.terms import backfill as backfill_terms
 from .index.base import DerivedIndex
 from .index.dense import HnswIndex
 from .index.sparse import TantivyIndex
@@ -186,6 +187,9 @@ class MemFuse:
 
             arbiter = LLMArbiter(self._load_llm(self.config.fusion_llm))
         agent = FusionAgent(self.config.fusion, self.dense.search_all, arbiter)
+        if agent.model is not None:  # events fused before terms were kept have none
+            with self.store.atomic() as db:
+                backfill_terms(db)
         with self.store.reading() as db:
             agent.load_zone(db)
             graph = FusionGraph.load(db)

@@ -52,6 +52,8 @@ def assert_consistent(mem: MemFuse) -> set[int]:
                              " FROM fused_members m WHERE m.fused_id = f.id)").fetchone()[0]
         dangling = db.execute("SELECT count(*) FROM edges WHERE src NOT IN (SELECT id FROM"
                               " events) OR dst NOT IN (SELECT id FROM events)").fetchone()[0]
+        dangling += db.execute("SELECT count(*) FROM event_terms WHERE event_id NOT IN"
+                               " (SELECT id FROM events)").fetchone()[0]
     assert mem.dense.labels() == events == mem.sparse.labels()
     assert orphans == 0 and dangling == 0
     return events
@@ -59,6 +61,9 @@ def assert_consistent(mem: MemFuse) -> set[int]:
 
 def assert_nothing_of(mem: MemFuse, sources: set[str], word: str) -> None:
     assert mem.sparse.search(word, "ana", 50) == []  # no event nor fused-memory document
+    with mem.store.reading() as db:
+        assert db.execute("SELECT count(*) FROM event_terms WHERE term = ?",
+                          (word.lower(),)).fetchone()[0] == 0, "no term of it is kept"
     for viewer in ("ana", "ben"):
         for pipeline in PIPELINES:
             result = mem.search(f"dentist {word}", viewer=viewer, pipeline=pipeline, k=50)

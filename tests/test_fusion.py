@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memfuse_lite import MemFuse, MemFuseConfig, NotFound
-from memfuse_lite.config import IngestConfig
+from memfuse_lite.config import FusionConfig, IngestConfig
 
 from .scenarios import DENTIST, GRANDMA, TRIP, ZH_DENTIST, Row, observations
 
@@ -137,23 +137,27 @@ def test_chinese_dentist_rescheduled(open_memory) -> None:
     assert ("zh-chat", "zh-cal") in edges(mem, "supersedes")
 
 
+@pytest.mark.parametrize("scorer", ["rules", "learned"])
 def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
-                                                    model_dir: Path) -> None:
+                                                    model_dir: Path, scorer: str) -> None:
     rows = DENTIST + TRIP
+    fusion = FusionConfig(scorer=scorer)
     one = MemFuse(tmp_path / "one", config=MemFuseConfig(
-        model_dir=model_dir, ingest=IngestConfig(batch_size=1, batch_latency_s=0)),
-        embedder=embedder)
+        model_dir=model_dir, ingest=IngestConfig(batch_size=1, batch_latency_s=0),
+        fusion=fusion), embedder=embedder)
     ingest(one, rows)
     expected = clusters(one)
     expected_edges = {k: edges(one, k) for k in ("supersedes", "conflicts_with", "causal")}
     one.close()
     # acknowledged but never processed (as after a crash), then replayed in one batch
     two = MemFuse(tmp_path / "two", config=MemFuseConfig(
-        model_dir=model_dir, ingest=IngestConfig(batch_size=64)), embedder=embedder)
+        model_dir=model_dir, ingest=IngestConfig(batch_size=64), fusion=fusion),
+        embedder=embedder)
     two.store.insert_observations(observations(rows))
     two.close()
     two = MemFuse(tmp_path / "two", config=MemFuseConfig(
-        model_dir=model_dir, ingest=IngestConfig(batch_size=64)), embedder=embedder)
+        model_dir=model_dir, ingest=IngestConfig(batch_size=64), fusion=fusion),
+        embedder=embedder)
 
     async def replay() -> None:
         await two.flush()
@@ -161,6 +165,8 @@ def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
     asyncio.run(replay())
     assert clusters(two) == expected
     assert {k: edges(two, k) for k in expected_edges} == expected_edges
+    two.rebuild_fusion()
+    assert clusters(two) == expected, "rebuilding fusion gives the same memories"
     two.close()
 
 
@@ -213,3 +219,50 @@ def test_rebuild_fusion_reproduces_online_fusion_and_applies_a_new_config(
         assert hit.fused_id is not None and apart.get_fused(hit.fused_id, viewer="ana")
     finally:
         apart.close()
+
+
+def test_learned_scorer_reaches_back_days_through_a_shared_rare_word(
+        tmp_path: Path, embedder, model_dir: Path) -> None:
+    import numpy as np
+
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+
+    weights = np.zeros(len(FEATURES))
+    weights[FEATURES.index("bias")] = -6.0
+    weights[FEATURES.index("rare_share")] = 20.0
+    model = tmp_path / "model.json"
+    model.write_text(PairModel(weights, 0.5, {}).to_json())
+    first = ("first", "note", "ana", "phone", "2025-03-01T09:00",
+             "Invoice from Zephyrine Gardens paid", {}, "household")
+    noise = [(f"n{i}", "chat", "ben", "phone", f"2025-03-0{2 + i // 10}T{8 + i % 10:02d}:00",
+              f"Call with the gardener about the hedge, part {i}", {}, "household")
+             for i in range(30)]
+    last = ("last", "chat", "ben", "phone", "2025-03-05T18:00",
+            "Call with Zephyrine about the garden", {}, "household")
+    cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(
+        scorer="learned", pair_model=str(model), zone_size=1, neighbours=1, time_neighbours=0,
+        window_days=7))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    try:
+        ingest(mem, [first, *noise, last])
+        found = clusters(mem)
+    finally:
+        mem.close()
+    assert any({"first", "last"} <= c for c in found), \
+        "four days and thirty records apart, found through the rare word alone"
+
+
+def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+
+    shipped = PairModel.load()
+    assert len(shipped.weights) == len(FEATURES) and 0 < shipped.threshold < 1
+    other = json.loads(shipped.to_json())
+    other["features"] = other["features"][:-1]
+    (tmp_path / "old.json").write_text(json.dumps(other))
+    with pytest.raises(ValueError, match="refit"):
+        PairModel.load(tmp_path / "old.json")
+    with pytest.raises(ValueError):
+        FusionConfig(scorer="neural")

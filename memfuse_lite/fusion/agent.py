@@ -27,7 +27,9 @@ from ..config import FusionConfig
 from ..records import Edge
 from .features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views
+from .pairs import PairModel, pair_features
 from .summary import refresh_summary
+from .terms import document_frequencies, rare_matches, store_terms, terms_of, terms_of_events
 
 log = logging.getLogger("memfuse_lite.fusion")
 
@@ -125,11 +127,23 @@ class FusionAgent:
     """Keeps the accumulation zone; fuses each batch inside the batch's transaction."""
 
     def __init__(self, cfg: FusionConfig, neighbours: Neighbours,
-                 arbiter: Arbiter | None = None) -> None:
+                 arbiter: Arbiter | None = None, model: PairModel | None = None) -> None:
+        """``model`` replaces the configured pair model (learned scorer only)."""
         self.cfg = cfg
         self.neighbours = neighbours
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
+        if cfg.scorer == "learned" and model is None:
+            model = PairModel.load(cfg.pair_model)
+        self.model = model if cfg.scorer == "learned" else None
+        if self.model is not None:
+            self.join_at = cfg.join_probability or self.model.threshold
+            self.ambiguous_at = max(0.0, self.join_at - 0.2)
+            # merging two memories through one event needs more than joining one of them
+            self.bridge_at = max(self.join_at, 0.9)
+        else:
+            self.join_at, self.ambiguous_at = cfg.join_threshold, cfg.ambiguous_threshold
+            self.bridge_at = cfg.join_threshold
 
     def load_zone(self, db: apsw.Connection) -> None:
         """Rebuild the zone from the store (at open)."""
@@ -142,14 +156,17 @@ class FusionAgent:
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
         for e in events:
-            candidates = self._candidates(db, e, zone, batch)
+            terms = terms_of(e.text)
+            store_terms(db, e.id, terms)
+            df = document_frequencies(db, terms, e.id) if self.model is not None else {}
+            candidates = self._candidates(db, e, zone, batch, df)
             fused_of = dict(assigned)
             fused_of.update(_fused_of(db, [c.id for c in candidates if c.id not in assigned]))
             cause = self._cause(e, candidates)
             # "X because Y": Y is another happening, linked causally, never fused with X
-            scored = sorted(((pair_score(e, c, self.cfg), c) for c in candidates
-                             if cause is None or fused_of.get(c.id) is None
-                             or fused_of.get(c.id) != fused_of.get(cause.id)),
+            kept = [c for c in candidates if cause is None or fused_of.get(c.id) is None
+                    or fused_of.get(c.id) != fused_of.get(cause.id)]
+            scored = sorted(zip(self._scores(db, e, kept, terms, df), kept, strict=True),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
             target = self._decide(e, scored, fused_of, out)
             if target is not None and _names_conflict(e.names, _cluster_names(db, target)):
@@ -176,6 +193,27 @@ class FusionAgent:
         out.zone = list(zone)
         return out
 
+    def pairs(self, db: apsw.Connection, e: EventView, zone: Sequence[EventView]
+              ) -> list[tuple[EventView, list[float]]]:
+        """The learned scorer's candidates for ``e`` with their feature vectors, as fusion
+        sees them (the fitting script reads them through this; stores ``e``'s terms)."""
+        terms = terms_of(e.text)
+        store_terms(db, e.id, terms)
+        df = document_frequencies(db, terms, e.id)
+        candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size), [], df)
+        theirs = terms_of_events(db, [c.id for c in candidates])
+        return [(c, pair_features(e, c, terms, theirs[c.id], df)) for c in candidates]
+
+    def _scores(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
+                terms: frozenset[str], df: dict[str, int]) -> list[tuple[float, float]]:
+        """(score, cosine) of each candidate: the rule score, or the pair model's
+        probability of the same episode."""
+        if self.model is None:
+            return [pair_score(e, c, self.cfg) for c in candidates]
+        theirs = terms_of_events(db, [c.id for c in candidates])
+        return [(self.model.probability(pair_features(e, c, terms, theirs[c.id], df)),
+                 float(e.vec @ c.vec)) for c in candidates]
+
     def commit(self, outcome: BatchOutcome) -> None:
         """Adopt the batch's zone once its transaction has committed."""
         self.zone = deque(outcome.zone, maxlen=self.cfg.zone_size)
@@ -191,7 +229,7 @@ class FusionAgent:
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
         that mentions both)."""
         others = {fused_of[c.id] for (score, _), c in scored
-                  if score >= self.cfg.join_threshold and c.id in fused_of} - {target}
+                  if score >= self.bridge_at and c.id in fused_of} - {target}
         size = _size(db, target)
         for other in sorted(others):
             other_size = _size(db, other)
@@ -216,7 +254,7 @@ class FusionAgent:
         return target
 
     def _candidates(self, db: apsw.Connection, e: EventView, zone: deque[EventView],
-                    batch: list[EventView]) -> list[EventView]:
+                    batch: list[EventView], df: dict[str, int]) -> list[EventView]:
         seen = {c.id: c for c in (*zone, *batch) if c.id != e.id}
         near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours, e.id)
                 if i not in seen and i != e.id]
@@ -225,6 +263,20 @@ class FusionAgent:
         # bring in the other sources' fragments.
         near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours)
                  if i not in seen and i not in near]
+        if self.model is not None:
+            # Those recorded around the time the event refers to (the photo taken at the
+            # calendar entry's hour), and those sharing its rarest words.
+            if e.start is not None:
+                near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours,
+                                                     around=e.start)
+                         if i not in seen and i not in near]
+            window = self.cfg.window_days * DAY
+            rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
+                    if i not in seen and i not in near]
+            views = load_views(db, rare)
+            near += [i for i in rare if i in views and (
+                abs(views[i].ts - e.ts) <= window or abs(views[i].when - e.when) <= window)
+            ][: self.cfg.rare_neighbours]
         seen.update(load_views(db, near))
         window = self.cfg.window_days * DAY
         return [c for c in seen.values() if abs(c.when - e.when) <= window
@@ -237,9 +289,9 @@ class FusionAgent:
         (score, _), best = scored[0]
         if best.id not in fused_of:
             return None
-        if score >= self.cfg.join_threshold:
+        if score >= self.join_at:
             return fused_of[best.id]
-        if score >= self.cfg.ambiguous_threshold and self.arbiter is not None:
+        if score >= self.ambiguous_at and self.arbiter is not None:
             out.llm_calls += 1
             peers = [c for (_, c) in scored[:3] if fused_of.get(c.id) == fused_of[best.id]]
             if self.arbiter(e, peers):
@@ -327,14 +379,17 @@ def _cluster_names(db: apsw.Connection, fused_id: int) -> frozenset[str]:
     return frozenset(names)
 
 
-def _nearest_in_time(db: apsw.Connection, e: EventView, n: int) -> list[int]:
-    """Up to ``n`` earlier events observed closest in time to ``e`` (within a day)."""
+def _nearest_in_time(db: apsw.Connection, e: EventView, n: int,
+                     around: float | None = None) -> list[int]:
+    """Up to ``n`` earlier events observed closest to ``around`` (default: when ``e`` was
+    observed), within a day of it."""
     if n <= 0:
         return []
+    at = e.ts if around is None else around
     rows: list[tuple[Any, ...]] = db.execute(
         "SELECT id FROM events WHERE id < ? AND ts_epoch BETWEEN ? AND ?"
-        " ORDER BY abs(ts_epoch - ?) LIMIT ?",
-        (e.id, e.ts - DAY, e.ts + DAY, e.ts, n)).fetchall()
+        " ORDER BY abs(ts_epoch - ?), id LIMIT ?",
+        (e.id, at - DAY, at + DAY, at, n)).fetchall()
     return [int(r[0]) for r in rows]
 
 

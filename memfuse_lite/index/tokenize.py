@@ -29,6 +29,18 @@ def _jieba_module():
     return _jieba
 
 
+def words(text: str) -> list[str]:
+    """Lowercased words; Chinese runs cut by jieba in its precise mode (each character in
+    one word, unlike :func:`tokenize`'s overlapping search-mode pieces)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    if not _CJK.search(text):
+        return _WORD.findall(text)
+    out: list[str] = []
+    for piece in _jieba_module().lcut(text):
+        out.extend(_WORD.findall(piece))
+    return out
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercased word tokens; Chinese runs are cut by jieba in search mode."""
     text = unicodedata.normalize("NFKC", text).lower()

@@ -13,7 +13,7 @@ SYSTEM = ("You answer a person's question about their own life using only the nu
           "question offers lettered options, set choice to the letter of the best option. "
           "Be brief. Answer in JSON.")
 
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "answer": {"type": "string", "maxLength": 400},
@@ -28,9 +28,10 @@ def schema(choices: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The answer schema; with lettered options, ``choice`` must be one of the letters."""
     if not choices:
         return SCHEMA
-    return {**SCHEMA, "properties": {**SCHEMA["properties"],
-                                     "choice": {"enum": sorted(choices)}},
-            "required": ["choice", *SCHEMA["required"]]}
+    properties: dict[str, Any] = dict(SCHEMA["properties"])
+    properties["choice"] = {"enum": sorted(choices)}
+    required: list[str] = ["choice", *SCHEMA["required"]]
+    return {**SCHEMA, "properties": properties, "required": required}
 
 
 def messages(question: str, now: str, evidence: str,

@@ -67,6 +67,7 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
                         tuple(chunk) * 2)
         db.execute(f"DELETE FROM edges WHERE src IN ({m}) OR dst IN ({m})", tuple(chunk) * 2)
         db.execute(f"DELETE FROM fused_members WHERE event_id IN ({m})", tuple(chunk))
+        db.execute(f"DELETE FROM event_terms WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM event_sources WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM events WHERE id IN ({m})", tuple(chunk))
     for chunk in _chunks(ids):

@@ -100,4 +100,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX edges_src ON edges (src);
         """,
     ),
+    (
+        3,
+        "fusion: content terms of events (rare shared words)",
+        """
+        CREATE TABLE event_terms (
+            term     TEXT NOT NULL,
+            event_id INTEGER NOT NULL REFERENCES events (id),
+            PRIMARY KEY (term, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX event_terms_event ON event_terms (event_id);
+        """,
+    ),
 ]

@@ -1,0 +1,91 @@
+"""The learned pair scorer: is an earlier event part of the same episode as a new one?
+
+Features are generic (no source's field names): embedding cosine, the rare words both
+texts share (idf-weighted, rarity counted over earlier events), shared people and place,
+how far apart they were recorded, how close one's event time is to the other's, whether
+they come from the same user or app, and whether both name different people. A logistic
+model turns them into a probability; its weights are fitted offline by
+``python3 -m bench fusion-fit`` on labelled episodes and shipped as ``pair_model.json``
+(inference is a dot product).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .model import EventView
+from .terms import idf
+
+FEATURES = ("bias", "cosine", "cosine_rescaled", "rare_share", "term_jaccard",
+            "rare_terms", "people", "place", "log_gap_hours", "within_hour", "within_day",
+            "log_event_time_gap", "event_time_close", "same_user", "same_source",
+            "name_conflict", "update_cue")
+
+
+def pair_features(e: EventView, c: EventView, terms_e: frozenset[str],
+                  terms_c: frozenset[str], df: dict[str, int]) -> list[float]:
+    """The feature vector of new event ``e`` against earlier candidate ``c`` (``df``: the
+    document frequency of each of ``e``'s terms among events before ``e``)."""
+    cos = float(e.vec @ c.vec)
+    shared = terms_e & terms_c
+    weights = {t: idf(df.get(t, 0), e.id) for t in terms_e}
+    mass = sum(weights.values()) or 1.0
+    union = len(terms_e | terms_c) or 1
+    people = len(e.actors & (c.actors | c.entities)) + len(c.actors & (e.actors | e.entities))
+    place = bool(e.place and c.place and (e.place in c.place or c.place in e.place))
+    gap_h = abs(e.ts - c.ts) / 3600.0
+    event_gaps = []
+    if e.start is not None:
+        event_gaps += [abs(e.start - c.ts)] + ([abs(e.start - c.start)]
+                                            if c.start is not None else [])
+    if c.start is not None:
+        event_gaps.append(abs(c.start - e.ts))
+    event_h = min(event_gaps) / 3600.0 if event_gaps else None
+    return [1.0, cos, (cos - 0.8) * 10.0, sum(weights[t] for t in shared) / mass,
+            len(shared) / union, min(sum(1 for t in shared if df.get(t, 0) <= 5), 3) / 3.0,
+            min(people, 2) / 2.0, float(place), math.log1p(gap_h) / 5.0, float(gap_h <= 1.0),
+            float(gap_h <= 24.0), math.log1p(event_h) / 5.0 if event_h is not None else 1.0,
+            float(event_h is not None and event_h <= 2.0), float(e.user == c.user),
+            float(e.source == c.source), float(bool(e.names and c.names
+                                                    and not e.names & c.names)),
+            float((e.reschedule or e.cancel) and c.start is not None)]
+
+
+@dataclass(frozen=True)
+class PairModel:
+    """Logistic weights over :data:`FEATURES` and the probability at which to join."""
+
+    weights: np.ndarray
+    threshold: float
+    about: dict[str, object]
+
+    def probability(self, features: list[float]) -> float:
+        """P(same episode) of one feature vector."""
+        z = float(np.dot(self.weights, np.asarray(features, dtype=np.float64)))
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> PairModel:
+        """The shipped model, or one written by the fitting script."""
+        if path is None:
+            text = resources.files("memfuse_lite.fusion").joinpath("pair_model.json").read_text()
+        else:
+            text = Path(path).read_text()
+        data = json.loads(text)
+        if tuple(data["features"]) != FEATURES:
+            raise ValueError("pair model features differ from this version's: refit it with "
+                             "`python3 -m bench fusion-fit`")
+        return cls(np.asarray(data["weights"], dtype=np.float64), float(data["threshold"]),
+                   {k: v for k, v in data.items() if k not in ("weights", "features")})
+
+    def to_json(self) -> str:
+        """The model file's content."""
+        return json.dumps({"features": list(FEATURES),
+                           "weights": [round(float(w), 6) for w in self.weights],
+                           "threshold": self.threshold, **self.about}, indent=2) + "\n"

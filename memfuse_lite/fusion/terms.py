@@ -1,0 +1,106 @@
+"""Content terms of events, kept in SQLite (``event_terms``) so fusion can find earlier
+events that share rare words, and weigh a shared word by how rare it was.
+
+Rarity is counted over earlier events only (``event_id < e``) and capped, so the same
+events fused in the same order give the same counts online, in batches, on replay and
+when fusion is rebuilt.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import apsw
+
+from ..index.tokenize import words
+from .features import STOPWORDS
+
+log = logging.getLogger("memfuse_lite.fusion")
+
+DF_CAP = 64
+"""Document frequencies are counted up to this many earlier events (rarer is what counts)."""
+RARE_DF = 30
+"""A term shared with at most this many earlier events can bring in a candidate."""
+POSTINGS = 100
+"""Earlier events read per rare term (the latest first)."""
+
+
+def terms_of(text: str) -> frozenset[str]:
+    """Distinct content words: no stop words, numbers or very short words."""
+    out = set()
+    for tok in words(text[:2000]):
+        if tok in STOPWORDS or tok.isdigit() or len(tok) < (3 if tok.isascii() else 2):
+            continue
+        out.add(tok)
+    return frozenset(out)
+
+
+def store_terms(db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:
+    """Record an event's terms (idempotent)."""
+    db.executemany("INSERT OR IGNORE INTO event_terms (term, event_id) VALUES (?, ?)",
+                   [(t, event_id) for t in sorted(terms)])
+
+
+def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozenset[str]]:
+    """The stored terms of some events."""
+    out: dict[int, set[str]] = defaultdict(set)
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for term, eid in db.execute(
+                f"SELECT term, event_id FROM event_terms WHERE event_id IN ({marks})", chunk):
+            out[int(eid)].add(str(term))
+    return {i: frozenset(out.get(i, ())) for i in ids}
+
+
+def document_frequencies(db: apsw.Connection, terms: Iterable[str], before: int
+                         ) -> dict[str, int]:
+    """How many events before ``before`` hold each term (counted up to ``DF_CAP``)."""
+    out: dict[str, int] = {}
+    for t in terms:
+        row = db.execute("SELECT count(*) FROM (SELECT 1 FROM event_terms WHERE term = ?"
+                         " AND event_id < ? LIMIT ?)", (t, before, DF_CAP)).fetchone()
+        out[t] = int(row[0]) if row is not None else 0
+    return out
+
+
+def idf(df: int, before: int) -> float:
+    """Inverse document frequency of a term held by ``df`` of the events before ``before``
+    (event ids stand for the count of earlier events: deterministic, and close enough)."""
+    return math.log((max(before, 1) + 1) / (df + 1))
+
+
+def rare_matches(db: apsw.Connection, before: int, df: dict[str, int], limit: int
+                 ) -> list[tuple[int, float]]:
+    """Earlier events sharing the rarest terms, by summed idf of what they share."""
+    score: dict[int, float] = defaultdict(float)
+    for term, n in df.items():
+        if n == 0 or n > RARE_DF:
+            continue
+        weight = idf(n, before)
+        for (eid,) in db.execute(
+                "SELECT event_id FROM event_terms WHERE term = ? AND event_id < ?"
+                " ORDER BY event_id DESC LIMIT ?", (term, before, POSTINGS)):
+            score[int(eid)] += weight
+    return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
+
+
+def backfill(db: apsw.Connection, batch: int = 2000) -> int:
+    """Compute the terms of every event that has none (a memory made before terms were
+    kept); returns how many events were filled."""
+    done = 0
+    last = 0
+    while True:
+        rows: list[tuple[int, str]] = [(int(r[0]), str(r[1])) for r in db.execute(
+            "SELECT id, text FROM events WHERE id > ? AND NOT EXISTS (SELECT 1 FROM"
+            " event_terms WHERE event_id = events.id) ORDER BY id LIMIT ?", (last, batch))]
+        if not rows:
+            return done
+        for eid, text in rows:
+            store_terms(db, eid, terms_of(text))
+        done += len(rows)
+        last = rows[-1][0]
+        log.info("stored the terms of %d events", done)
