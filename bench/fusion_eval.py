@@ -98,9 +98,16 @@ def gold_labels(lang: str) -> dict[str, str]:
 def evidence_cohesion(assign: dict[str, str], lang: str) -> float:
     """Mean over questions (>= 2 evidence records) of the largest share of the question's
     evidence that sits in one fused memory."""
+    return cohesion(assign, [[f"{s}:{x}" for s, x in q["evidence"]]
+                             for q in lifebench_questions(lang)])
+
+
+def cohesion(assign: dict[str, str], evidence: list[list[str]]) -> float:
+    """Mean share of a question's evidence records (>= 2 of them) inside the one memory
+    holding most of them; ``evidence`` lists "source:external_id" per question."""
     shares = []
-    for q in lifebench_questions(lang):
-        ev = [f"{s}:{x}" for s, x in q["evidence"] if f"{s}:{x}" in assign]
+    for ev in evidence:
+        ev = [e for e in ev if e in assign]
         if len(ev) < 2:
             continue
         counts: dict[str, int] = defaultdict(int)

@@ -38,7 +38,7 @@ from memfuse_lite.fusion.pairs import FEATURES, PairModel
 
 from .adapters import lifebench_observations, lifebench_questions
 from .common import write_result
-from .fusion_eval import bcubed, gold_labels, records
+from .fusion_eval import bcubed, cohesion, gold_labels, records
 from .generate import SMALL, load
 from .quality import OUT, build
 
@@ -191,20 +191,6 @@ def choose_threshold(train: list[tuple[Labelled, Pairs]], w: np.ndarray,
         if p >= 0.85 and f1 > best_f1:
             best, best_f1 = t, f1
     return best
-
-
-def cohesion(assign: dict[str, str], evidence: list[list[str]]) -> float:
-    """Mean share of a question's evidence (>= 2 records) inside its best memory."""
-    shares = []
-    for ev in evidence:
-        ev = [e for e in ev if e in assign]
-        if len(ev) < 2:
-            continue
-        counts: dict[str, int] = defaultdict(int)
-        for e in ev:
-            counts[assign[e]] += 1
-        shares.append(max(counts.values()) / len(ev))
-    return round(float(np.mean(shares)), 4) if shares else 0.0
 
 
 def measure(data: Labelled, config: MemFuseConfig) -> dict[str, Any]:

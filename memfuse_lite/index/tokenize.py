@@ -32,21 +32,21 @@ def _jieba_module():
 def words(text: str) -> list[str]:
     """Lowercased words; Chinese runs cut by jieba in its precise mode (each character in
     one word, unlike :func:`tokenize`'s overlapping search-mode pieces)."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    if not _CJK.search(text):
-        return _WORD.findall(text)
-    out: list[str] = []
-    for piece in _jieba_module().lcut(text):
-        out.extend(_WORD.findall(piece))
-    return out
+    return _cut(text, search=False)
 
 
 def tokenize(text: str) -> list[str]:
     """Lowercased word tokens; Chinese runs are cut by jieba in search mode."""
+    return _cut(text, search=True)
+
+
+def _cut(text: str, *, search: bool) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower()
     if not _CJK.search(text):
         return _WORD.findall(text)
+    jieba = _jieba_module()
+    pieces = jieba.cut_for_search(text) if search else jieba.lcut(text)
     tokens: list[str] = []
-    for piece in _jieba_module().cut_for_search(text):
+    for piece in pieces:
         tokens.extend(_WORD.findall(piece))
     return tokens
