@@ -28,7 +28,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
-from memfuse_lite.config import PAPER_LAYOUT
+from memfuse_lite.config import PAPER_LAYOUT, FusionConfig
 from memfuse_lite.prepare.registry import resolve_embedder_dir
 from memfuse_lite.timeutil import parse_ts
 
@@ -51,11 +51,13 @@ ALIASES = {"naive-rag": "dense"}
 LABELS = {"agentic": "agentic (no LLM: pseudo-relevance feedback)"}
 """How a pipeline's rows are named: without an LLM, ``agentic`` always runs two rounds, the
 second a query made of the first round's people and entities."""
-ABLATIONS = {
-    "fused-no-planner": {"use_planner": False},
-    "fused-no-expansion": {"use_expansion": False},
-    "fused-no-semantic-hops": {"semantic_hops": 0},
-    "fused-paper-layout": PAPER_LAYOUT,
+ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # name: (RetrievalConfig switches, FusionConfig switches)
+    "fused-no-planner": ({"use_planner": False}, {}),
+    "fused-no-expansion": ({"use_expansion": False}, {}),
+    "fused-no-semantic-hops": ({"semantic_hops": 0}, {}),
+    "fused-paper-layout": (PAPER_LAYOUT, {}),
+    "fused-fusion-off": ({}, {"enabled": False}),  # every event its own memory
 }
 
 
@@ -142,7 +144,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="also run fused without planner, expansion or semantic hops, and with the paper layout")
     ap.add_argument("--refuse", action="store_true",
                     help="re-run fusion over the stored events first (after fusion changes)")
+    ap.add_argument("--fusion", choices=("rules", "learned"), default="rules",
+                    help="the fusion scorer (learned: fusion is re-run with it first, and the "
+                         "memories are left fused by it)")
     args = ap.parse_args(argv)
+    config = MemFuseConfig(fusion=FusionConfig(scorer=args.fusion))
     acc: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     if args.dataset == "generated":
         runs = [(OUT / "generated-s7", lambda: load(SMALL, "observations.jsonl"),
@@ -157,8 +163,8 @@ def main(argv: list[str] | None = None) -> None:
                  lambda c=c, i=i: locomo_questions(c, i)) for i, c in enumerate(convs)]
     tokenizer_dir = resolve_embedder_dir(MemFuseConfig().embedder, MemFuseConfig().model_dir)
     for path, observations, questions in runs:
-        mem = build(path, observations())
-        if args.refuse:
+        mem = build(path, observations(), config)
+        if args.refuse or args.fusion != "rules":
             mem.rebuild_fusion()
         long_context = LongContext(observations(), tokenizer_dir) \
             if "long-context" in args.pipelines else None
@@ -166,9 +172,10 @@ def main(argv: list[str] | None = None) -> None:
         base = mem.config
         mem.close()
         if args.ablations:
-            for label, switches in ABLATIONS.items():
-                mem = MemFuse(path, config=replace(base, retrieval=replace(base.retrieval,
-                                                                           **switches)))
+            for label, (retrieval, fusion) in ABLATIONS.items():
+                mem = MemFuse(path, config=replace(
+                    base, retrieval=replace(base.retrieval, **retrieval),
+                    fusion=replace(base.fusion, **fusion)))
                 score(mem, questions(), ["fused"], acc, label=label)
                 mem.close()
     rows = summarise(acc)
@@ -177,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
               + " ".join(f"R@{k}={r['recall'][str(k)]:.3f}" for k in KS) + "  "
               + " ".join(f"all@{k}={r['all_hit'][str(k)]:.3f}" for k in KS)
               + ("  cov@20={:.3f}".format(r["coverage"]["20"]) if "coverage" in r else ""))
-    write_result(f"quality-{args.dataset}", {
+    suffix = "" if args.fusion == "rules" else f"-{args.fusion}-fusion"
+    write_result(f"quality-{args.dataset}{suffix}", {
         "command": "python3 -m bench quality " + " ".join(argv or []),
-        "dataset": args.dataset, "ks": list(KS), "rows": rows})
+        "dataset": args.dataset, "fusion": args.fusion, "ks": list(KS), "rows": rows})

@@ -76,7 +76,9 @@ def models_section(r: dict[str, Any]) -> list[str]:
 
 
 def quality_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### Retrieval quality: {r['dataset']}", "",
+    fusion = r.get("fusion", "rules")
+    title = r["dataset"] + ("" if fusion == "rules" else f", {fusion} fusion scorer")
+    lines = [f"### Retrieval quality: {title}", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
     ks = r["ks"]
     overall = [row for row in r["rows"] if row["category"] == "all"]
