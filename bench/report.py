@@ -117,6 +117,29 @@ def fusion_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def fusion_fit_section(r: dict[str, Any]) -> list[str]:
+    lines = ["### Learned fusion scorer, leave one dataset out", "",
+             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+             "Each test dataset is fused (fusion rebuilt over its memory) with a pair model "
+             "fitted on the other two; \"rules\" is the default scorer and \"no fusion\" every "
+             "record alone, in the same run. Co-location = mean share of a question's "
+             "evidence records inside the one memory holding most of them.", "",
+             "| trained on | tested on | setting | precision | recall | F1 | co-location "
+             "| mean members |", "|---|---|---|---|---|---|---|---|"]
+    for fold in r["folds"]:
+        for key, label in (("no_fusion", "no fusion"), ("rules", "rules"),
+                           ("learned", f"learned (join at p >= {fold['threshold']})")):
+            row = fold[key]
+            lines.append(f"| {fold['train']} | {fold['test']} | {label} | "
+                         f"{row['precision']:.3f} | {row['recall']:.3f} | {row['f1']:.3f} | "
+                         f"{row['cohesion']:.3f} | {row['mean_members']} |")
+    if "model" in r:
+        weights = ", ".join(f"{k} {v}" for k, v in r["model"]["weights"].items())
+        lines += ["", f"Shipped model (fitted on all three, join at p >= "
+                      f"{r['model']['threshold']}): {weights}."]
+    return lines + [""]
+
+
 def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
@@ -289,8 +312,10 @@ def main(argv: list[str] | None = None) -> None:
     if "models" in results:
         lines += models_section(results["models"])
     for name, r in results.items():
-        if name.startswith("fusion-"):
+        if name.startswith("fusion-") and name != "fusion-fit":
             lines += fusion_section(r)
+    if "fusion-fit" in results:
+        lines += fusion_fit_section(results["fusion-fit"])
     for name, r in results.items():
         if name.startswith("quality-"):
             lines += quality_section(r)
