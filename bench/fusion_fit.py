@@ -21,7 +21,6 @@ the model.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable
@@ -245,27 +244,26 @@ def main(argv: list[str] | None = None) -> None:
               f"{int(p.y.sum())} same-episode ({time.perf_counter() - t0:.0f} s)", flush=True)
     rows: list[dict[str, Any]] = []
     rules = MemFuseConfig()
-    with tempfile.TemporaryDirectory() as tmp:
-        for train, test in FOLDS:
-            X = np.vstack([pairs[n].X for n in train])
-            y = np.concatenate([pairs[n].y for n in train])
-            w = fit(X, y)
-            threshold = choose_threshold([(data[n], pairs[n]) for n in train], w)
-            prob = 1.0 / (1.0 + np.exp(-np.clip(pairs[test].X @ w, -30, 30)))
-            path = Path(tmp) / f"{test}.json"
-            path.write_text(model_of(w, threshold, {"fitted_on": list(train)}).to_json())
-            learned = replace(rules, fusion=replace(rules.fusion, scorer="learned",
-                                                    pair_model=str(path)))
-            row = {"train": "+".join(train), "test": test, "threshold": threshold,
-                   "pair_auc": round(auc(prob, pairs[test].y), 4),
-                   "no_fusion": singletons(data[test], pairs[test]),
-                   "rules": measure(data[test], rules),
-                   "learned": measure(data[test], learned)}
-            rows.append(row)
-            _print(row)
-        # leave every memory fused with the shipped default again
-        for name in DATASETS:
-            measure(data[name], rules)
+    for train, test in FOLDS:
+        X = np.vstack([pairs[n].X for n in train])
+        y = np.concatenate([pairs[n].y for n in train])
+        w = fit(X, y)
+        threshold = choose_threshold([(data[n], pairs[n]) for n in train], w)
+        prob = 1.0 / (1.0 + np.exp(-np.clip(pairs[test].X @ w, -30, 30)))
+        path = root / f"pair-model-without-{test}.json"  # for `bench quality --pair-model`
+        path.write_text(model_of(w, threshold, {"fitted_on": list(train)}).to_json())
+        learned = replace(rules, fusion=replace(rules.fusion, scorer="learned",
+                                                pair_model=str(path)))
+        row = {"train": "+".join(train), "test": test, "threshold": threshold,
+               "pair_auc": round(auc(prob, pairs[test].y), 4),
+               "no_fusion": singletons(data[test], pairs[test]),
+               "rules": measure(data[test], rules),
+               "learned": measure(data[test], learned)}
+        rows.append(row)
+        _print(row)
+    # leave every memory fused with the shipped default again
+    for name in DATASETS:
+        measure(data[name], rules)
     result: dict[str, Any] = {"command": "python3 -m bench fusion-fit " + " ".join(argv or []),
                               "features": list(FEATURES), "folds": rows}
     if args.write:

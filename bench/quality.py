@@ -147,8 +147,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fusion", choices=("rules", "learned"), default="rules",
                     help="the fusion scorer (learned: fusion is re-run with it first, and the "
                          "memories are left fused by it)")
+    ap.add_argument("--pair-model", help="with --fusion learned: this pair model file instead of "
+                    "the shipped one (e.g. bench/out/pair-model-without-DATASET.json, written by "
+                    "`bench fusion-fit`, to measure a model that never saw the dataset)")
     args = ap.parse_args(argv)
-    config = MemFuseConfig(fusion=FusionConfig(scorer=args.fusion))
+    config = MemFuseConfig(fusion=FusionConfig(scorer=args.fusion, pair_model=args.pair_model))
     acc: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     if args.dataset == "generated":
         runs = [(OUT / "generated-s7", lambda: load(SMALL, "observations.jsonl"),
@@ -185,6 +188,9 @@ def main(argv: list[str] | None = None) -> None:
               + " ".join(f"all@{k}={r['all_hit'][str(k)]:.3f}" for k in KS)
               + ("  cov@20={:.3f}".format(r["coverage"]["20"]) if "coverage" in r else ""))
     suffix = "" if args.fusion == "rules" else f"-{args.fusion}-fusion"
+    suffix += "-held-out-model" if args.pair_model else ""
     write_result(f"quality-{args.dataset}{suffix}", {
         "command": "python3 -m bench quality " + " ".join(argv or []),
-        "dataset": args.dataset, "fusion": args.fusion, "ks": list(KS), "rows": rows})
+        "dataset": args.dataset, "fusion": args.fusion,
+        "pair_model": Path(args.pair_model).name if args.pair_model else None,
+        "ks": list(KS), "rows": rows})

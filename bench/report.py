@@ -78,6 +78,8 @@ def models_section(r: dict[str, Any]) -> list[str]:
 def quality_section(r: dict[str, Any]) -> list[str]:
     fusion = r.get("fusion", "rules")
     title = r["dataset"] + ("" if fusion == "rules" else f", {fusion} fusion scorer")
+    if r.get("pair_model"):
+        title += f" ({r['pair_model']}: fitted without this dataset)"
     lines = [f"### Retrieval quality: {title}", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
     ks = r["ks"]
