@@ -157,7 +157,8 @@ class FusionConfig:
     scorer: str = "rules"
     """``rules``: the weighted score above; ``learned``: the fitted pair model
     (``fusion/pair_model.json``, or ``pair_model``), which also brings in earlier events
-    that share rare words or were recorded around the event's own time."""
+    that share rare words or were recorded around the event's own time; what the rule score
+    would join or bridge is still joined (the model never saw reschedules or updates)."""
     pair_model: str | None = None
     """A pair model file written by ``python3 -m bench fusion-fit`` (default: the shipped one)."""
     join_probability: float | None = None

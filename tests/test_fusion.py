@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,10 @@ def event_id(mem: MemFuse, key: str) -> int:
     return int(eid)
 
 
-def test_dentist_rescheduled_across_chat_calendar_call(open_memory) -> None:
-    mem = open_memory()
+@pytest.mark.parametrize("scorer", ["rules", "learned"])
+def test_dentist_rescheduled_across_chat_calendar_call(open_memory, config: MemFuseConfig,
+                                                       scorer: str) -> None:
+    mem = open_memory(config=replace(config, fusion=FusionConfig(scorer=scorer)))
     ingest(mem, DENTIST)
     episode = frozenset({"den-cal", "den-call", "den-chat", "den-sms", "den-photo"})
     assert episode in clusters(mem)
@@ -128,8 +131,9 @@ def test_two_family_members_report_different_times(open_memory) -> None:
         mem.get_event(hidden, viewer="ana")
 
 
-def test_chinese_dentist_rescheduled(open_memory) -> None:
-    mem = open_memory()
+@pytest.mark.parametrize("scorer", ["rules", "learned"])
+def test_chinese_dentist_rescheduled(open_memory, config: MemFuseConfig, scorer: str) -> None:
+    mem = open_memory(config=replace(config, fusion=FusionConfig(scorer=scorer)))
     ingest(mem, ZH_DENTIST)
     found = clusters(mem)
     assert frozenset({"zh-cal", "zh-call", "zh-chat"}) in found

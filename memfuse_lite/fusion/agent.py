@@ -136,6 +136,7 @@ class FusionAgent:
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
+        self._rule_scores: dict[int, float] = {}
         if self.model is not None:
             self.join_at = cfg.join_probability or self.model.threshold
             self.ambiguous_at = max(0.0, self.join_at - 0.2)
@@ -210,6 +211,8 @@ class FusionAgent:
         probability of the same episode."""
         if self.model is None:
             return [pair_score(e, c, self.cfg) for c in candidates]
+        # the rule score stays a second opinion for what the model was never shown
+        self._rule_scores = {c.id: pair_score(e, c, self.cfg)[0] for c in candidates}
         theirs = terms_of_events(db, [c.id for c in candidates])
         return [(self.model.probability(pair_features(e, c, terms, theirs[c.id], df)),
                  float(e.vec @ c.vec)) for c in candidates]
@@ -229,7 +232,8 @@ class FusionAgent:
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
         that mentions both)."""
         others = {fused_of[c.id] for (score, _), c in scored
-                  if score >= self.bridge_at and c.id in fused_of} - {target}
+                  if c.id in fused_of and (score >= self.bridge_at or self._rule_scores.get(
+                      c.id, 0.0) >= self.cfg.join_threshold)} - {target}
         size = _size(db, target)
         for other in sorted(others):
             other_size = _size(db, other)
@@ -287,6 +291,13 @@ class FusionAgent:
         if not scored:
             return None
         (score, _), best = scored[0]
+        if self.model is not None and score < self.join_at:
+            # What the pair model was never shown (a reschedule naming its appointment,
+            # an update naming its plan) the rule score still recognises.
+            rule, chosen = max(((self._rule_scores.get(c.id, 0.0), c) for _, c in scored),
+                               key=lambda rc: (rc[0], -rc[1].id))
+            if rule >= self.cfg.join_threshold and chosen.id in fused_of:
+                return fused_of[chosen.id]
         if best.id not in fused_of:
             return None
         if score >= self.join_at:
