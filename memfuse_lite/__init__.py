@@ -22,6 +22,7 @@ from .errors import (
     StoreCorrupt,
     StoreError,
 )
+from .llm.base import LLM
 from .memory import MemFuse
 from .records import (
     AtomicEvent,
@@ -54,6 +55,7 @@ __all__ = [
     "IngestResult",
     "InvalidObservation",
     "InvalidQuery",
+    "LLM",
     "LLMError",
     "MemFuse",
     "MemFuseConfig",
