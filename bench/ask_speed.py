@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
               f"p95 {row['latency_ms']['p95']} ms  {row['llm_calls_per_q']} calls, "
               f"{row['prompt_tokens_per_q']}+{row['completion_tokens_per_q']} tokens/q, "
               f"citation P/R {row['citation_precision']}/{row['citation_recall']}, "
-              f"checklist {row['answer_checklist']}, multiple choice {row['mc_accuracy']} "
+              f"checklist {row['answer_checklist']}, LLM answers kept "
+              f"{row['llm_answers_kept']}, multiple choice {row['mc_accuracy']} "
               f"(chance {row['mc_chance']}, most frequent letter {row['mc_majority']})",
               flush=True)
     write_result(f"ask-{name}", {
@@ -125,10 +126,12 @@ class Scores:
     any_gold: int = 0
     checklist: list[float] = field(default_factory=list)
     choices: list[float] = field(default_factory=list)
+    modes: list[str] = field(default_factory=list)
 
     def add(self, q: dict[str, Any], answer: Answer, llm: str, pipeline: str) -> dict[str, Any]:
         """Score one answer; returns its per-question record."""
         self.latencies.append(answer.latency_ms)
+        self.modes.append(answer.mode)
         self.prompt += answer.usage.prompt_tokens
         self.completion += answer.usage.completion_tokens
         self.calls += answer.usage.calls
@@ -141,7 +144,8 @@ class Scores:
         self.any_gold += bool(cited & gold)
         record: dict[str, Any] = {"id": q.get("id"), "llm": llm, "pipeline": pipeline,
                                   "category": q.get("category"), "answer": answer.text,
-                                  "known": answer.known, "cited": sorted(map(list, cited)),
+                                  "known": answer.known, "mode": answer.mode,
+                                  "cited": sorted(map(list, cited)),
                                   "gold": sorted(map(list, gold)),
                                   "latency_ms": round(answer.latency_ms, 1)}
         if q.get("choices"):
@@ -169,4 +173,6 @@ class Scores:
                 "answer_checklist": round(sum(self.checklist) / len(self.checklist), 3)
                 if self.checklist else None,
                 "mc_accuracy": round(sum(self.choices) / len(self.choices), 3)
-                if self.choices else None}
+                if self.choices else None,
+                "llm_answers_kept": round(self.modes.count("llm") / n, 3)
+                if "extractive" not in self.modes else None}

@@ -150,12 +150,14 @@ def ask_section(r: dict[str, Any]) -> list[str]:
     lines = [f"### ask: {r['dataset']} ({r['questions']} questions)", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
              "Citation precision = share of cited records that are gold evidence; recall = "
-             "share of gold records cited. Multiple choice beside its chance rate and the "
+             "share of gold records cited. LLM answers kept = share whose cited records state "
+             "what they say (the rest fall back to the extractive answer). Multiple choice beside its chance rate and the "
              "rate of always answering the letter most often right in these questions.", "",
              "| answer LLM | pipeline | p50 ms | p95 ms | LLM calls/q | prompt tok/q "
              "| completion tok/q | citation precision | citation recall | cites any gold "
-             "| answer checklist | multiple choice | chance | most frequent letter |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| LLM answers kept | answer checklist | multiple choice | chance "
+             "| most frequent letter |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in r["rows"]:
         lat = row["latency_ms"]
         lines.append(f"| {row['llm']} | {row['pipeline']} | {lat['p50']} | {lat['p95']} | "
@@ -163,6 +165,7 @@ def ask_section(r: dict[str, Any]) -> list[str]:
                      f"{row['completion_tokens_per_q']} | "
                      f"{_or_dash(row.get('citation_precision'))} | "
                      f"{_or_dash(row.get('citation_recall'))} | {row['cites_gold_evidence']} | "
+                     f"{_or_dash(row.get('llm_answers_kept'))} | "
                      f"{_or_dash(row.get('answer_checklist'))} | "
                      f"{_or_dash(row.get('mc_accuracy'))} | {_or_dash(row.get('mc_chance'))} | "
                      f"{_or_dash(row.get('mc_majority'))} |")

@@ -1,15 +1,20 @@
-"""Grounded answers: the LLM reads the final context and cites event ids; without an LLM,
-a deterministic extractive answer quotes the best current record."""
+"""Grounded answers: the LLM reads the final context and cites event ids, and its answer
+stands only when the records it cites state what it says (:func:`supported`); otherwise,
+and without an LLM, a deterministic extractive answer quotes the best current record, or
+says "I don't know" when no record matches the question."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import LLMError
 from .fusion.features import entities_of
+from .fusion.terms import terms_of
+from .index.tokenize import words
 from .llm.base import LLM, Usage
 from .prompts import answer as prompt
 from .records import FusedMemory, Hit, Provenance
@@ -45,6 +50,10 @@ class Answer:
     choice: str | None = None
     """For a multiple-choice question (``ask(..., choices=)``): the option letter picked,
     even when the evidence does not support an answer (then ``known`` is false)."""
+    mode: str = "extractive"
+    """``llm`` (the model's answer, checked against the records it cites), ``fallback``
+    (the model's answer was not supported: the extractive answer instead) or
+    ``extractive`` (no LLM)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +65,42 @@ class Draft:
     cited: tuple[int, ...]
     usage: Usage
     choice: str | None = None
+    mode: str = "extractive"
+
+
+SUPPORT_SHARE = 0.5
+"""Share of an LLM answer's content words that must occur in the records it cites."""
+_NUMBER = re.compile(r"\d+")
+FUNCTION_WORDS = frozenset("""a an the and or but of to in on at by for with from as is are was
+were be been it its this that these those there here i me my mine we us our you your he him
+his she her they them their what which who whom when where why how do does did will would
+can could should not no yes so then than too very just also about into over after before
+according said says 的 了 和 是 在 我 你 他 她 它 们 这 那 就 都 也 还 吗 呢 吧 啊""".split())
+
+
+def _said(text: str) -> frozenset[str]:
+    """Content words of an answer or record, times and weekdays included."""
+    return frozenset(w for w in words(text[:4000])
+                     if w not in FUNCTION_WORDS and not w.isdigit())
+
+
+def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
+    """Whether the records an answer cites state what it asserts: every number in it and
+    at least ``SUPPORT_SHARE`` of its content words occur in them, and they share a
+    content word with the question (so a right-sounding answer cannot rest on unrelated
+    records)."""
+    evidence = " ".join(f"{h.text} {h.provenance[0].ts if h.provenance else ''}"
+                        for h in cited)
+    said, there = _said(answer), _said(evidence)
+    numbers = set(_NUMBER.findall(answer))
+    if not said and not numbers:
+        return False
+    if not numbers <= set(_NUMBER.findall(evidence)):
+        return False
+    if said and len(said & there) < SUPPORT_SHARE * len(said):
+        return False
+    asked = terms_of(question)  # the question's topic words (no question words, no times)
+    return not asked or bool(asked & there)
 
 
 def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...],
@@ -78,16 +123,18 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         except LLMError as exc:
             log.warning("LLM answer failed, answering extractively: %s", exc)
         else:
-            ids = {h.event_id for h in hits}
+            by_id = {h.event_id: h for h in hits}
             cited = tuple(dict.fromkeys(int(c) for c in value.get("citations", [])
-                                        if isinstance(c, int) and c in ids))
+                                        if isinstance(c, int) and c in by_id))
             text = str(value.get("answer") or "").strip()
             choice = value.get("choice") if choices and value.get("choice") in choices else None
-            # An answer counts only when the model says it is supported, cites evidence
-            # it was given and says something; anything else is the documented refusal.
-            if not (value.get("known") is True and cited and text):
-                return Draft(DONT_KNOW, False, (), completion.usage, choice)
-            return Draft(text, True, cited, completion.usage, choice)
+            # The model's own "known" flag is not trusted (small models set it at random):
+            # its answer stands only when the records it cites state what it says.
+            if text and cited and supported(text, question, [by_id[i] for i in cited]):
+                used = tuple(i for i in cited if _said(text) & _said(by_id[i].text))
+                return Draft(text, True, used or cited, completion.usage, choice, "llm")
+            text, known, ids = _extractive(question, hits)
+            return Draft(text, known, ids, completion.usage, choice, "fallback")
     text, known, cited = _extractive(question, hits)
     return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits))
 

@@ -446,7 +446,8 @@ class MemFuse:
                       citations=tuple(Citation(i, by_id[i].provenance) for i in cited),
                       evidence=result.hits, fused=result.fused, pipeline=pipeline,
                       rounds=result.rounds, usage=usage,
-                      latency_ms=(time.perf_counter() - t0) * 1000.0, choice=draft.choice)
+                      latency_ms=(time.perf_counter() - t0) * 1000.0, choice=draft.choice,
+                      mode=draft.mode)
 
     def _answer_llm(self) -> LLM | None:
         return self._load_llm(self.config.answer_llm) if self.config.answer_llm else None
