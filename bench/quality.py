@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--refuse", action="store_true",
                     help="re-run fusion over the stored events first (after fusion changes)")
     ap.add_argument("--fusion", choices=("rules", "learned"), default="rules",
-                    help="the fusion scorer (learned: fusion is re-run with it first, and the "
-                         "memories are left fused by it)")
+                    help="the fusion scorer (learned: fusion is re-run with it first, and "
+                         "with the default scorer again afterwards)")
     ap.add_argument("--pair-model", help="with --fusion learned: this pair model file instead of "
                     "the shipped one (e.g. bench/out/pair-model-without-DATASET.json, written by "
                     "`bench fusion-fit`, to measure a model that never saw the dataset)")
@@ -181,6 +181,10 @@ def main(argv: list[str] | None = None) -> None:
                     fusion=replace(base.fusion, **fusion)))
                 score(mem, questions(), ["fused"], acc, label=label)
                 mem.close()
+        if args.fusion != "rules":  # leave the shared memory as the other benchmarks expect
+            mem = MemFuse(path)
+            mem.rebuild_fusion()
+            mem.close()
     rows = summarise(acc)
     for r in rows:
         print(f"{r['category']:<32} {r['pipeline']:<12} n={r['questions']:<4} "
