@@ -137,6 +137,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     answer = asyncio.run(run())
     if args.json:
         _print_json({"question": answer.question, "answer": answer.text, "known": answer.known,
+                     "mode": answer.mode, "choice": answer.choice,
                      "citations": [{"event_id": c.event_id,
                                     "provenance": [p.to_json() for p in c.provenance]}
                                    for c in answer.citations],
@@ -151,7 +152,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for p in c.provenance:
             print(f"  [{c.event_id}] ← {p.source} #{p.external_id} · {p.user} · "
                   f"{p.device or '-'} · {p.ts}")
-    print(f"({answer.pipeline}, {answer.rounds} round(s), {len(answer.evidence)} evidence, "
+    print(f"({answer.mode} answer, {answer.pipeline}, {answer.rounds} round(s), "
+          f"{len(answer.evidence)} evidence, "
           f"{answer.usage.total_tokens} LLM tokens, {answer.latency_ms:.0f} ms)")
     return 0
 

@@ -78,6 +78,12 @@ def test_ingest_search_show_stats(tmp_path: Path, argv_common: list[str], e5_dir
     stats = json.loads(capsys.readouterr().out)
     assert stats["observations"] == 3 and stats["events"] == 3
 
+    assert main(["ask", "--db", db, "--viewer", "ana", "--json", *argv_common,
+                 "When is my dentist appointment?"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["mode"] == "extractive" and answer["known"]
+    assert answer["citations"][0]["provenance"][0]["user"] == "ana"
+
 
 def test_demo_runs(argv_common: list[str], e5_dir: Path,
                    capsys: pytest.CaptureFixture[str]) -> None:
