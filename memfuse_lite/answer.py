@@ -136,7 +136,8 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             text, known, ids = _extractive(question, hits)
             return Draft(text, known, ids, completion.usage, choice, "fallback")
     text, known, cited = _extractive(question, hits)
-    return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits))
+    return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits),
+                 "fallback" if llm is not None else "extractive")  # an LLM that failed
 
 
 def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[int, ...]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
+from memfuse_lite.answer import DONT_KNOW
 from memfuse_lite.config import IngestConfig, RetrievalConfig
 
 from .scenarios import DENTIST, GRANDMA, TRIP, Row, observations
@@ -172,6 +173,11 @@ def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedd
     answer = asyncio.run(run())
     evidence = {h.event_id for h in answer.evidence}
     assert {c.event_id for c in answer.citations} <= evidence
+    assert answer.mode in ("llm", "fallback")
+    unknown = asyncio.run(memory.ask("What is the name of my first pet hamster?", viewer="ana",
+                                     now=datetime(2025, 3, 5, 9)))
+    assert unknown.text == DONT_KNOW and not unknown.known and unknown.citations == (), \
+        "whatever the real model writes, nothing in memory supports an answer"
     assert answer.usage.calls >= 2 and answer.usage.prompt_tokens > 100
     assert set(memory.llm_usage()) >= {"answer", "agentic", "plan"}
     assert len(memory.llms) == 1
