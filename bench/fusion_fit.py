@@ -220,10 +220,6 @@ def singletons(data: Labelled, pairs: Pairs) -> dict[str, Any]:
             "mean_members": 1.0}
 
 
-def model_of(w: np.ndarray, threshold: float, about: dict[str, object]) -> PairModel:
-    return PairModel(w, threshold, about)
-
-
 def main(argv: list[str] | None = None) -> None:
     """CLI entry."""
     ap = argparse.ArgumentParser(prog="python3 -m bench fusion-fit", description=__doc__,
@@ -251,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
         threshold = choose_threshold([(data[n], pairs[n]) for n in train], w)
         prob = 1.0 / (1.0 + np.exp(-np.clip(pairs[test].X @ w, -30, 30)))
         path = root / f"pair-model-without-{test}.json"  # for `bench quality --pair-model`
-        path.write_text(model_of(w, threshold, {"fitted_on": list(train)}).to_json())
+        path.write_text(PairModel(w, threshold, {"fitted_on": list(train)}).to_json())
         learned = replace(rules, fusion=replace(rules.fusion, scorer="learned",
                                                 pair_model=str(path)))
         row = {"train": "+".join(train), "test": test, "threshold": threshold,
@@ -271,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
         y = np.concatenate([pairs[n].y for n in DATASETS])
         w = fit(X, y)
         threshold = choose_threshold([(data[n], pairs[n]) for n in DATASETS], w)
-        model = model_of(w, threshold, {
+        model = PairModel(w, threshold, {
             "fitted_on": list(DATASETS), "command": result["command"],
             "cross_validation": [{"train": r["train"], "test": r["test"],
                                   **{k: r["learned"][k] for k in ("precision", "recall", "f1",

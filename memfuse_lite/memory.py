@@ -434,7 +434,6 @@ class MemFuse:
         before = llm.meter.total() if llm is not None else Usage()
         result = self.search(question, viewer=viewer, now=now, pipeline=pipeline, k=k)
         draft = compose(question, result.hits, result.fused, now, llm, choices)
-        text, known, cited = draft.text, draft.known, draft.cited
         by_id = {h.event_id: h for h in result.hits}
         usage = Usage()
         if llm is not None:
@@ -442,8 +441,8 @@ class MemFuse:
             usage = Usage(after.prompt_tokens - before.prompt_tokens,
                           after.completion_tokens - before.completion_tokens,
                           after.calls - before.calls)
-        return Answer(question=question, text=text, known=known,
-                      citations=tuple(Citation(i, by_id[i].provenance) for i in cited),
+        return Answer(question=question, text=draft.text, known=draft.known,
+                      citations=tuple(Citation(i, by_id[i].provenance) for i in draft.cited),
                       evidence=result.hits, fused=result.fused, pipeline=pipeline,
                       rounds=result.rounds, usage=usage,
                       latency_ms=(time.perf_counter() - t0) * 1000.0, choice=draft.choice,

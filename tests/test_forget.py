@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig, NotFound, Observation
-from memfuse_lite.config import IndexConfig, IngestConfig
+from memfuse_lite.config import FusionConfig, IndexConfig, IngestConfig
 from memfuse_lite.maintenance import FUSED_DOCS_DIRTY
 
 from .conftest import FakeEmbedder
@@ -21,8 +21,11 @@ SECRET = "zebracrossing"  # a word only the forgotten records contain
 
 
 def _config(tmp_path: Path, ratio: float = 0.1) -> MemFuseConfig:
+    # the learned fusion scorer keeps each event's words (event_terms): forgetting must
+    # remove those too
     return MemFuseConfig(model_dir=tmp_path, ingest=IngestConfig(batch_size=4,
-                         batch_latency_s=0.005), index=IndexConfig(compact_deleted_ratio=ratio))
+                         batch_latency_s=0.005), index=IndexConfig(compact_deleted_ratio=ratio),
+                         fusion=FusionConfig(scorer="learned"))
 
 
 def _build(path: Path, config: MemFuseConfig, extra: list[Observation] = ()) -> MemFuse:
@@ -91,6 +94,9 @@ def test_forget_by_source_removes_everything_derived(tmp_path: Path) -> None:
     mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
     before = mem.stats()
     assert any(SECRET in h.text for h in mem.search(SECRET, viewer="ana", pipeline="bm25").hits)
+    with mem.store.reading() as db:
+        assert db.execute("SELECT count(*) FROM event_terms WHERE term = ?",
+                          (SECRET,)).fetchone()[0] == 4, "its words were kept"
     result = mem.forget(source="chat")
     assert result.observations == 4 + sum(1 for r in DENTIST + TRIP if r[1] == "chat")
     assert result.events >= result.observations

@@ -136,7 +136,6 @@ class FusionAgent:
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
-        self._rule_scores: dict[int, float] = {}
         if self.model is not None:
             self.join_at = cfg.join_probability or self.model.threshold
             self.ambiguous_at = max(0.0, self.join_at - 0.2)
@@ -157,9 +156,7 @@ class FusionAgent:
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
         for e in events:
-            terms = terms_of(e.text)
-            store_terms(db, e.id, terms)
-            df = document_frequencies(db, terms, e.id) if self.model is not None else {}
+            terms, df = self._terms(db, e)
             candidates = self._candidates(db, e, zone, batch, df)
             fused_of = dict(assigned)
             fused_of.update(_fused_of(db, [c.id for c in candidates if c.id not in assigned]))
@@ -167,13 +164,17 @@ class FusionAgent:
             # "X because Y": Y is another happening, linked causally, never fused with X
             kept = [c for c in candidates if cause is None or fused_of.get(c.id) is None
                     or fused_of.get(c.id) != fused_of.get(cause.id)]
-            scored = sorted(zip(self._scores(db, e, kept, terms, df), kept, strict=True),
+            scores = self._scores(db, e, kept, terms, df)
+            rule_of = {c.id: rule for (_, _, rule), c in zip(scores, kept, strict=True)}
+            scored = sorted((((score, cos), c) for (score, cos, _), c
+                             in zip(scores, kept, strict=True)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
-            target = self._decide(e, scored, fused_of, out)
+            target = self._decide(e, scored, fused_of, rule_of, out)
             if target is not None and _names_conflict(e.names, _cluster_names(db, target)):
                 target = None  # the memory is about someone or something else
             if target is not None:
-                target = self._merge_bridged(db, scored, fused_of, assigned, target, out)
+                target = self._merge_bridged(db, scored, fused_of, rule_of, assigned, target,
+                                             out)
             if target is None or _size(db, target) >= self.cfg.max_members:
                 target = _new_fused(db, continues=target)
             db.execute("INSERT INTO fused_members VALUES (?, ?)", (target, e.id))
@@ -198,24 +199,38 @@ class FusionAgent:
               ) -> list[tuple[EventView, list[float]]]:
         """The learned scorer's candidates for ``e`` with their feature vectors, as fusion
         sees them (the fitting script reads them through this; stores ``e``'s terms)."""
+        terms, df = self._terms(db, e)
+        candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size), [], df)
+        return list(zip(candidates, self._features(db, e, candidates, terms, df), strict=True))
+
+    def _terms(self, db: apsw.Connection, e: EventView
+               ) -> tuple[frozenset[str], dict[str, int]]:
+        """The learned scorer's view of ``e``'s words: its terms (stored for later events)
+        and how many earlier events hold each; nothing for the rule scorer."""
+        if self.model is None:
+            return frozenset(), {}
         terms = terms_of(e.text)
         store_terms(db, e.id, terms)
-        df = document_frequencies(db, terms, e.id)
-        candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size), [], df)
+        return terms, document_frequencies(db, terms, e.id)
+
+    @staticmethod
+    def _features(db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
+                  terms: frozenset[str], df: dict[str, int]) -> list[list[float]]:
         theirs = terms_of_events(db, [c.id for c in candidates])
-        return [(c, pair_features(e, c, terms, theirs[c.id], df)) for c in candidates]
+        return [pair_features(e, c, terms, theirs[c.id], df) for c in candidates]
 
     def _scores(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
-                terms: frozenset[str], df: dict[str, int]) -> list[tuple[float, float]]:
-        """(score, cosine) of each candidate: the rule score, or the pair model's
-        probability of the same episode."""
+                terms: frozenset[str], df: dict[str, int]
+                ) -> list[tuple[float, float, float]]:
+        """(score, cosine, rule score) of each candidate: the score is the rule score, or
+        the pair model's probability of the same episode (the rule score then stays a
+        second opinion for what the model was never shown)."""
+        rules = [pair_score(e, c, self.cfg) for c in candidates]
         if self.model is None:
-            return [pair_score(e, c, self.cfg) for c in candidates]
-        # the rule score stays a second opinion for what the model was never shown
-        self._rule_scores = {c.id: pair_score(e, c, self.cfg)[0] for c in candidates}
-        theirs = terms_of_events(db, [c.id for c in candidates])
-        return [(self.model.probability(pair_features(e, c, terms, theirs[c.id], df)),
-                 float(e.vec @ c.vec)) for c in candidates]
+            return [(score, cos, score) for score, cos in rules]
+        features = self._features(db, e, candidates, terms, df)
+        return [(self.model.probability(f), cos, score)
+                for f, (score, cos) in zip(features, rules, strict=True)]
 
     def commit(self, outcome: BatchOutcome) -> None:
         """Adopt the batch's zone once its transaction has committed."""
@@ -225,15 +240,16 @@ class FusionAgent:
 
     def _merge_bridged(self, db: apsw.Connection,
                        scored: list[tuple[tuple[float, float], EventView]],
-                       fused_of: dict[int, int], assigned: dict[int, int], target: int,
-                       out: BatchOutcome) -> int:
+                       fused_of: dict[int, int], rule_of: dict[int, float],
+                       assigned: dict[int, int], target: int, out: BatchOutcome) -> int:
         """When the new event clearly belongs with several fused memories, it bridges
         them: merge the others into ``target`` while the result stays within
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
         that mentions both)."""
         others = {fused_of[c.id] for (score, _), c in scored
-                  if c.id in fused_of and (score >= self.bridge_at or self._rule_scores.get(
-                      c.id, 0.0) >= self.cfg.join_threshold)} - {target}
+                  if c.id in fused_of and (score >= self.bridge_at
+                                           or rule_of[c.id] >= self.cfg.join_threshold)
+                  } - {target}
         size = _size(db, target)
         for other in sorted(others):
             other_size = _size(db, other)
@@ -267,6 +283,7 @@ class FusionAgent:
         # bring in the other sources' fragments.
         near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours)
                  if i not in seen and i not in near]
+        window = self.cfg.window_days * DAY
         if self.model is not None:
             # Those recorded around the time the event refers to (the photo taken at the
             # calendar entry's hour), and those sharing its rarest words.
@@ -274,27 +291,30 @@ class FusionAgent:
                 near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours,
                                                      around=e.start)
                          if i not in seen and i not in near]
-            window = self.cfg.window_days * DAY
             rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
                     if i not in seen and i not in near]
             views = load_views(db, rare)
-            near += [i for i in rare if i in views and (
+            close = [i for i in rare if i in views and (
                 abs(views[i].ts - e.ts) <= window or abs(views[i].when - e.when) <= window)
             ][: self.cfg.rare_neighbours]
-        seen.update(load_views(db, near))
-        window = self.cfg.window_days * DAY
+            loaded = {i: views[i] for i in close}
+            loaded.update(load_views(db, near))
+            seen.update(sorted(loaded.items()))  # in id order, as one load of all of them
+        else:
+            seen.update(load_views(db, near))
         return [c for c in seen.values() if abs(c.when - e.when) <= window
                 or abs(c.ts - e.ts) <= window]
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-                fused_of: dict[int, int], out: BatchOutcome) -> int | None:
+                fused_of: dict[int, int], rule_of: dict[int, float],
+                out: BatchOutcome) -> int | None:
         if not scored:
             return None
         (score, _), best = scored[0]
         if self.model is not None and score < self.join_at:
             # What the pair model was never shown (a reschedule naming its appointment,
             # an update naming its plan) the rule score still recognises.
-            rule, chosen = max(((self._rule_scores.get(c.id, 0.0), c) for _, c in scored),
+            rule, chosen = max(((rule_of[c.id], c) for _, c in scored),
                                key=lambda rc: (rc[0], -rc[1].id))
             if rule >= self.cfg.join_threshold and chosen.id in fused_of:
                 return fused_of[chosen.id]
