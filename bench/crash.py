@@ -98,7 +98,7 @@ def check(db: Path, acked: set[str], maybe: set[str], forgotten: set[str], durab
         await mem.flush()
 
     asyncio.run(replay())
-    with mem.store.reading() as conn:
+    with mem.engine.store.reading() as conn:
         counts = dict(conn.execute("SELECT external_id, count(*) FROM observations GROUP BY 1")
                       .fetchall())
         events = {int(r[0]) for r in conn.execute("SELECT id FROM events")}
@@ -114,14 +114,14 @@ def check(db: Path, acked: set[str], maybe: set[str], forgotten: set[str], durab
     report.lost += len(lost)
     report.duplicated += sum(1 for n in counts.values() if n > 1)
     report.resurrected += sum(1 for e in forgotten if counts.get(e, 0))
-    dense, sparse = mem.dense.labels(), mem.sparse.labels()
+    dense, sparse = mem.engine.dense.labels(), mem.engine.text.labels()
     if not (dense == events == sparse):
         report.index_mismatches += 1
         report.problems.append(
             f"kill {report.kills}: indexes differ from SQLite: dense-sql "
             f"{sorted(dense - events)[:5]} sql-dense {sorted(events - dense)[:5]} sparse-sql "
             f"{sorted(sparse - events)[:5]} sql-sparse {sorted(events - sparse)[:5]}")
-    if not mem.sparse.fused_ids() <= fused:
+    if not mem.engine.text.fused_ids() <= fused:
         report.index_mismatches += 1
         report.problems.append(f"kill {report.kills}: a fused document outlived its memory")
     report.dangling += int(dangling)
@@ -134,7 +134,7 @@ def check(db: Path, acked: set[str], maybe: set[str], forgotten: set[str], durab
 
 def signature(mem: MemFuse) -> tuple[Any, ...]:
     """Clusters and edges named by source records."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         key = {int(e): (u, s, x) for e, u, s, x in db.execute(
             "SELECT es.event_id, o.user, o.source, o.external_id FROM event_sources es"
             " JOIN observations o ON o.id = es.observation_id")}

@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.config import IngestConfig
+from memfuse_lite.index.dense import HnswIndex
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
@@ -91,17 +92,21 @@ async def ingest_all(mem: MemFuse, items: list[Observation], producers: int) -> 
 
 def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
     """HNSW recall@k against exact search, and HNSW vs numpy brute-force latency."""
-    ids = sorted(mem.dense.labels())
-    vecs = np.asarray(mem.dense.index.get_items(ids), dtype=np.float32)
+    dense = mem.engine.dense
+    if not isinstance(dense, HnswIndex):
+        raise SystemExit(f"the ANN check reads hnswlib directly; this memory's dense index "
+                         f"is {type(dense).__name__}")
+    ids = sorted(dense.labels())
+    vecs = np.asarray(dense.index.get_items(ids), dtype=np.float32)
     exact = hnswlib.BFIndex(space="cosine", dim=vecs.shape[1])
     exact.init_index(max_elements=len(ids))
     exact.add_items(vecs, np.asarray(ids))
     qvecs = mem.embedder.embed(texts, role="query")
-    mem.dense.index.set_ef(max(mem.config.index.hnsw_ef_search, k))
+    dense.index.set_ef(max(mem.config.index.hnsw_ef_search, k))
     recall, t_hnsw, t_numpy = [], [], []
     for q in qvecs:
         t0 = time.perf_counter()
-        got, _ = mem.dense.index.knn_query(q.reshape(1, -1), k=k)
+        got, _ = dense.index.knn_query(q.reshape(1, -1), k=k)
         t_hnsw.append((time.perf_counter() - t0) * 1000.0)
         t0 = time.perf_counter()
         sims = vecs @ q
@@ -139,7 +144,7 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
     mem = MemFuse(workdir / "mem", config=config, embedder=embedder)
     rss_open = current_rss_mb()
     seconds = asyncio.run(ingest_all(mem, items, producers=8))
-    times = mem.processor.times
+    times = mem.ingest_times()
     stats = mem.stats()
     result: dict[str, Any] = {
         "size": size,

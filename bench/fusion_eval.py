@@ -49,21 +49,21 @@ def bcubed(pred: dict[str, str], gold: dict[str, str]) -> dict[str, float]:
 
 def records(mem: MemFuse) -> dict[int, str]:
     """event id → "source:external_id"."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         return {int(e): f"{s}:{x}" for e, s, x in db.execute(
             "SELECT es.event_id, o.source, o.external_id FROM event_sources es"
             " JOIN observations o ON o.id = es.observation_id")}
 
 
 def fused_assignment(mem: MemFuse, rec: dict[int, str]) -> dict[str, str]:
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         rows = db.execute("SELECT event_id, fused_id FROM fused_members").fetchall()
     return {rec[int(e)]: f"f{f}" for e, f in rows}
 
 
 def same_day_cosine(mem: MemFuse, rec: dict[int, str], threshold: float) -> dict[str, str]:
     """Connected components of same-day event pairs with cosine >= threshold."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
         views = load_views(db, ids)
     parent = {i: i for i in ids}
@@ -161,9 +161,9 @@ def main(argv: list[str] | None = None) -> None:
         rows.append({"setting": name, **bcubed(assign, gold), **summary(assign),
                      "evidence_cohesion": evidence_cohesion(assign, args.lang),
                      "fusion_obs_per_s": round(n_obs / seconds, 1),
-                     "llm_calls": mem.fusion.llm_calls if mem.fusion else 0,
+                     "llm_calls": mem.engine.fusion.llm_calls if mem.engine.fusion else 0,
                      "llm_tokens_per_obs": round(tokens / n_obs, 2),
-                     "edges": mem.fusion.graph.counts() if mem.fusion else {}})
+                     "edges": mem.engine.fusion.graph.counts() if mem.engine.fusion else {}})
         mem.close()
     for r in rows:
         print(f"{r['setting']:<40} P {r['precision']:.3f} R {r['recall']:.3f} "

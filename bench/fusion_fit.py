@@ -101,17 +101,17 @@ def collect(data: Labelled) -> Pairs:
     try:
         # the candidates and features do not depend on the weights
         unfitted = PairModel(np.zeros(len(FEATURES)), 0.5, {})
-        agent = FusionAgent(replace(config.fusion, scorer="learned"), mem.dense.search_all,
+        agent = FusionAgent(replace(config.fusion, scorer="learned"), mem.engine.dense.search_all,
                             model=unfitted)
         rec = records(mem)
-        with mem.store.reading() as db:
+        with mem.engine.store.reading() as db:
             ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
         zone: deque[EventView] = deque(maxlen=config.fusion.zone_size)
         links: list[tuple[int, int]] = []
         rows: list[list[float]] = []
         labels: list[float] = []
         for start in range(0, len(ids), 256):
-            with mem.store.atomic() as db:
+            with mem.engine.store.atomic() as db:
                 views = load_views(db, ids[start : start + 256])
                 for eid in ids[start : start + 256]:
                     e = views[eid]
@@ -200,7 +200,7 @@ def measure(data: Labelled, config: MemFuseConfig) -> dict[str, Any]:
         mem.rebuild_fusion()
         seconds = time.perf_counter() - t0
         rec = records(mem)
-        with mem.store.reading() as db:
+        with mem.engine.store.reading() as db:
             rows = db.execute("SELECT event_id, fused_id FROM fused_members").fetchall()
     finally:
         mem.close()

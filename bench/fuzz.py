@@ -126,7 +126,7 @@ def fuzz(mem: MemFuse, work: Path, examples: int) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         queries()
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         stats["half_written"] = int(db.execute(
             "SELECT count(*) FROM observations o WHERE NOT EXISTS (SELECT 1 FROM event_sources"
             " s WHERE s.observation_id = o.id) AND NOT EXISTS (SELECT 1 FROM dead_letters d"

@@ -48,6 +48,11 @@ class FakeRecordingLLM(LLM):
         return Completion(json.dumps(value), Usage(1, 1, 1), 0.0)
 
 
+def recorder_llms() -> dict[str, LLM]:
+    """The ``llms=`` to open a memory with for :func:`check` (with ``RECORDER_CONFIG``)."""
+    return {FakeRecordingLLM.model_id: FakeRecordingLLM()}
+
+
 @dataclass
 class LeakReport:
     """Searches, asks and shows run, and what leaked (every count must stay 0)."""
@@ -69,7 +74,7 @@ class LeakReport:
 
 def private_texts(mem: MemFuse) -> list[tuple[str, tuple[str, ...]]]:
     """(text, audience) of every event not visible to the whole household."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         rows = db.execute("SELECT text, audience FROM events WHERE audience IS NOT NULL"
                           ).fetchall()
     return [(t, tuple(json.loads(a))) for t, a in rows if len(t) >= 20]
@@ -80,7 +85,7 @@ def check(mem: MemFuse, questions: Iterable[dict[str, Any]], users: Sequence[str
     """Run every question as every user; count leaks."""
     report = LeakReport()
     secrets = private_texts(mem)
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         rows = db.execute("SELECT text, audience FROM events").fetchall()
     hidden_from = {}
     for viewer in users:
@@ -88,9 +93,12 @@ def check(mem: MemFuse, questions: Iterable[dict[str, Any]], users: Sequence[str
         hidden_from[viewer] = [t for t, aud in secrets if viewer not in aud and t not in seen]
     recorder = FakeRecordingLLM()
     if ask:
-        if mem.config.answer_llm != recorder.model_id:
-            raise ValueError(f"open the memory with {RECORDER_CONFIG} to check the LLM's input")
-        mem.llms[recorder.model_id] = recorder
+        given = mem.engine.llms.optional(mem.config.answer_llm)
+        if mem.config.answer_llm != recorder.model_id or not isinstance(given,
+                                                                         FakeRecordingLLM):
+            raise ValueError(f"open the memory with config fields {RECORDER_CONFIG} and "
+                             "llms=recorder_llms() to check the LLM's input")
+        recorder = given
 
     def leak(kind: str, what: str) -> None:
         setattr(report, kind, getattr(report, kind) + 1)
@@ -105,7 +113,7 @@ def check(mem: MemFuse, questions: Iterable[dict[str, Any]], users: Sequence[str
                 result = mem.search(q["text"], viewer=viewer, now=now, pipeline=pipeline)
                 report.searches += 1
                 for hit in result.hits:
-                    event = mem.store.get_events([hit.event_id])[hit.event_id]
+                    event = mem.engine.store.get_events([hit.event_id])[hit.event_id]
                     if not can_see(viewer, event.audience):
                         leak("hit_leaks", f"{viewer} saw event {hit.event_id} via {pipeline}")
                 for fused in result.fused:

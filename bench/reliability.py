@@ -30,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from memfuse_lite import MemFuse, MemFuseConfig, NotFound, Observation, StoreCorrupt
+from memfuse_lite import LLM, MemFuse, MemFuseConfig, NotFound, Observation, StoreCorrupt
 from memfuse_lite.timeutil import parse_ts
 
 from .common import RESULTS, HashingEmbedder, write_result
 from .crash import run_crashes
 from .fuzz import fuzz
 from .generate import SMALL, load
-from .isolation import PIPELINES, RECORDER_CONFIG, check
+from .isolation import PIPELINES, RECORDER_CONFIG, check, recorder_llms
 
 DAMAGE = [("dense.hnsw", "truncate"), ("dense.hnsw", "garbage"), ("dense.hnsw", "delete"),
           ("dense.json", "delete"), ("sparse", "truncate"), ("sparse", "garbage"),
@@ -53,9 +53,10 @@ class _Count(logging.Handler):
         self.rebuilt += "rebuilt" in record.getMessage()
 
 
-def household(path: Path, config: MemFuseConfig) -> tuple[MemFuse, list[dict[str, Any]]]:
+def household(path: Path, config: MemFuseConfig, llms: dict[str, LLM] | None = None
+              ) -> tuple[MemFuse, list[dict[str, Any]]]:
     """The committed generated household, ingested (real embedder)."""
-    mem = MemFuse(path, config=config)
+    mem = MemFuse(path, config=config, llms=llms)
 
     async def ingest() -> None:
         await mem.ingest_many([Observation.from_json(o)
@@ -140,7 +141,7 @@ def corruption(work: Path, config: MemFuseConfig) -> dict[str, Any]:
 def forgetting(mem: MemFuse, questions: list[dict[str, Any]], users: list[str]
                ) -> dict[str, Any]:
     """Forget four ways; afterwards nothing derived from the forgotten records shows."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         first = int(db.execute("SELECT min(id) FROM observations").fetchone()[0])
     results = {
         "source=payment": mem.forget(source="payment"),
@@ -148,7 +149,7 @@ def forgetting(mem: MemFuse, questions: list[dict[str, Any]], users: list[str]
         "before=2025-01-20": mem.forget(before="2025-01-20T00:00"),
         f"observation={first + 1}": mem.forget(observation=first + 1),
     }
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         events = {int(r[0]) for r in db.execute("SELECT id FROM events")}
     violations = 0
     checks = 0
@@ -171,7 +172,7 @@ def forgetting(mem: MemFuse, questions: list[dict[str, Any]], users: list[str]
                         violations += any(e.id not in events for e in members)
                     except NotFound:
                         pass
-    index_ok = mem.dense.labels() == events == mem.sparse.labels()
+    index_ok = mem.engine.dense.labels() == events == mem.engine.text.labels()
     return {"forgets": {k: asdict(v) for k, v in results.items()}, "checks": checks,
             "violations": violations, "indexes_match_sqlite": index_ok}
 
@@ -210,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
             mem.close()
             print(f"  {out['fuzz']}")
         if "isolation" in args.sections or "forget" in args.sections:
-            mem, questions = household(work / "h", replace(config, **RECORDER_CONFIG))
+            mem, questions = household(work / "h", replace(config, **RECORDER_CONFIG),
+                                       recorder_llms())
             users = sorted({o["user"] for o in load(SMALL, "observations.jsonl")})
             if "isolation" in args.sections:
                 print("isolation")

@@ -13,9 +13,9 @@ from typing import Any
 
 from .config import MemFuseConfig, default_model_dir
 from .errors import MemFuseError, NotFound
-from .memory import MemFuse, reembed
-
-PIPELINE_CHOICES = ("dense", "bm25", "hybrid", "fused", "agentic")
+from .memory import MemFuse
+from .ops.reembed import reembed
+from .retrieve.registry import PIPELINES, names
 
 
 def _config(args: argparse.Namespace) -> MemFuseConfig:
@@ -377,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--viewer")
     p.add_argument("--k", type=int, default=20)
     p.add_argument("--now")
-    p.add_argument("--pipeline", choices=PIPELINE_CHOICES, default="hybrid")
+    p.add_argument("--pipeline", choices=list(PIPELINES), default="hybrid")
     p.add_argument("--queries", help="JSONL of {id, text, viewer, now}")
     p.add_argument("--json", action="store_true")
     p.add_argument("query", nargs="?")
@@ -388,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--viewer", required=True)
     p.add_argument("--now")
     p.add_argument("--k", type=int, default=20)
-    p.add_argument("--pipeline", choices=("fused", "agentic"), default="fused")
+    p.add_argument("--pipeline", choices=names(grounded=True), default="fused")
     p.add_argument("--llm", help="GGUF name or path that writes the answer (default: none, "
                                  "an extractive answer)")
     p.add_argument("--json", action="store_true")

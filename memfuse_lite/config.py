@@ -18,7 +18,6 @@ __all__ = [
 ]
 
 Durability = Literal["normal", "full"]
-PIPELINES = ("dense", "bm25", "hybrid", "fused", "agentic")
 
 
 def default_model_dir() -> Path:
@@ -60,6 +59,10 @@ class IndexConfig:
     hnsw_ef_search: int = 96
     save_every_s: float = 5.0
     compact_deleted_ratio: float = 0.1
+    dense_backend: str = "hnsw"
+    """A name in ``memfuse_lite.index.DENSE_BACKENDS`` (register more there)."""
+    text_backend: str = "tantivy"
+    """A name in ``memfuse_lite.index.TEXT_BACKENDS``."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.compact_deleted_ratio <= 1.0:
@@ -112,8 +115,10 @@ class RetrievalConfig:
         _positive("rrf_k", self.rrf_k)
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
+        from .retrieve.registry import PIPELINES  # the registry imports this module
+
         if self.default_pipeline not in PIPELINES:
-            raise ValueError(f"default_pipeline must be one of {PIPELINES}")
+            raise ValueError(f"default_pipeline must be one of {', '.join(PIPELINES)}")
 
 
 PAPER_LAYOUT = {"summaries_extra": False, "fused_doc_seeds": True,

@@ -81,10 +81,10 @@ def test_producers_searches_asks_and_forgets_run_together(tmp_path: Path) -> Non
     stats = mem.stats()
     assert stats["observations"] == len(APPS) * 2 * 40 * 3 - forgotten
     assert stats["events"] == stats["observations"] and stats["inbox"] == 0
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         events = {int(r[0]) for r in db.execute("SELECT id FROM events")}
         doubled = db.execute("SELECT count(*) FROM (SELECT observation_id FROM event_sources"
                              " GROUP BY 1 HAVING count(*) > 1)").fetchone()[0]
     assert doubled == 0
-    assert mem.dense.labels() == events == mem.sparse.labels()
+    assert mem.engine.dense.labels() == events == mem.engine.text.labels()
     mem.close()

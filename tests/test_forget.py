@@ -11,13 +11,20 @@ import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig, NotFound, Observation
 from memfuse_lite.config import FusionConfig, IndexConfig, IngestConfig
-from memfuse_lite.maintenance import FUSED_DOCS_DIRTY
+from memfuse_lite.fusion.runtime import FUSED_DOCS_DIRTY
+from memfuse_lite.index import EVENT, FUSED
 
 from .conftest import FakeEmbedder
 from .scenarios import DENTIST, TRIP, observations
 
 PIPELINES = ("bm25", "dense", "hybrid", "fused", "agentic")
 SECRET = "zebracrossing"  # a word only the forgotten records contain
+
+
+def text_docs(mem: MemFuse, word: str) -> set[tuple[str, int]]:
+    """(kind, id) of every event and fused-memory document matching ``word``."""
+    return {(h.kind, h.id) for h in mem.engine.text.search(word, "ana", 50,
+                                                           kinds=(EVENT, FUSED))}
 
 
 def _config(tmp_path: Path, ratio: float = 0.1) -> MemFuseConfig:
@@ -49,7 +56,7 @@ def secret_chats() -> list[Observation]:
 
 
 def assert_consistent(mem: MemFuse) -> set[int]:
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         events = {int(r[0]) for r in db.execute("SELECT id FROM events")}
         orphans = db.execute("SELECT count(*) FROM fused_memories f WHERE NOT EXISTS (SELECT 1"
                              " FROM fused_members m WHERE m.fused_id = f.id)").fetchone()[0]
@@ -57,14 +64,15 @@ def assert_consistent(mem: MemFuse) -> set[int]:
                               " events) OR dst NOT IN (SELECT id FROM events)").fetchone()[0]
         dangling += db.execute("SELECT count(*) FROM event_terms WHERE event_id NOT IN"
                                " (SELECT id FROM events)").fetchone()[0]
-    assert mem.dense.labels() == events == mem.sparse.labels()
+    assert mem.engine.dense.labels() == events == mem.engine.text.labels()
     assert orphans == 0 and dangling == 0
     return events
 
 
 def assert_nothing_of(mem: MemFuse, sources: set[str], word: str) -> None:
-    assert mem.sparse.search(word, "ana", 50) == []  # no event nor fused-memory document
-    with mem.store.reading() as db:
+    # no event nor fused-memory document
+    assert mem.engine.text.search(word, "ana", 50, kinds=(EVENT, FUSED)) == []
+    with mem.engine.store.reading() as db:
         assert db.execute("SELECT count(*) FROM event_terms WHERE term = ?",
                           (word.lower(),)).fetchone()[0] == 0, "no term of it is kept"
     for viewer in ("ana", "ben"):
@@ -75,7 +83,7 @@ def assert_nothing_of(mem: MemFuse, sources: set[str], word: str) -> None:
                 assert not {p.source for p in hit.provenance} & sources
             for fused in result.fused:
                 assert word not in fused.summary
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         fids = [int(r[0]) for r in db.execute("SELECT id FROM fused_memories")]
     checked = 0
     for fid in fids:
@@ -94,7 +102,7 @@ def test_forget_by_source_removes_everything_derived(tmp_path: Path) -> None:
     mem = _build(tmp_path / "m", _config(tmp_path), secret_chats())
     before = mem.stats()
     assert any(SECRET in h.text for h in mem.search(SECRET, viewer="ana", pipeline="bm25").hits)
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         assert db.execute("SELECT count(*) FROM event_terms WHERE term = ?",
                           (SECRET,)).fetchone()[0] == 4, "its words were kept"
     result = mem.forget(source="chat")
@@ -129,16 +137,16 @@ def test_forgetting_one_member_rewrites_its_fused_memory(open_memory) -> None:
 
     asyncio.run(run())
     chat = mem.get_event(mem.events_of_observation(
-        mem.store.observation_id("ana", "chat", "den-chat"))[0])
+        mem.engine.store.observation_id("ana", "chat", "den-chat"))[0])
     fid = mem.fused_of(chat.id)
     assert fid is not None and len(mem.get_fused(fid, viewer="ana").member_ids) > 1
-    assert any(i == -fid for i, _ in mem.sparse.search("called", "ana", 10))
+    assert (FUSED, fid) in text_docs(mem, "called")
     result = mem.forget(observation=chat.provenance[0].observation_id)
     assert result.fused_updated == 1 and result.fused_removed == 0
-    assert mem.sparse.search("called", "ana", 10) == []  # the fused document was rewritten
+    assert text_docs(mem, "called") == set()  # the fused document was rewritten
     fused = mem.get_fused(fid, viewer="ana")
     assert chat.id not in fused.member_ids and "called" not in fused.summary
-    assert any(i == -fid for i, _ in mem.sparse.search("Lin", "ana", 10))
+    assert (FUSED, fid) in text_docs(mem, "Lin")
     assert_consistent(mem)
 
 
@@ -146,13 +154,13 @@ def test_forget_by_user_observation_and_time(tmp_path: Path) -> None:
     mem = _build(tmp_path / "m", _config(tmp_path))
     ben = mem.forget(user="ben")
     assert ben.observations == sum(1 for r in DENTIST + TRIP if r[2] == "ben")
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         assert db.execute("SELECT count(*) FROM events WHERE user = 'ben'").fetchone()[0] == 0
         first = db.execute("SELECT min(id) FROM observations").fetchone()[0]
     one = mem.forget(observation=first)
     assert one.observations == 1
     old = mem.forget(before="2025-03-05T00:00")
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         assert db.execute("SELECT count(*) FROM observations WHERE ts < '2025-03-05'"
                           ).fetchone()[0] == 0
     assert old.observations > 0
@@ -184,7 +192,7 @@ def test_dense_index_is_compacted_when_enough_is_deleted(tmp_path: Path) -> None
     result = mem.forget(source="chat")
     assert result.dense_compacted
     live = assert_consistent(mem)
-    assert mem.dense.index.get_current_count() == len(live)  # no deleted vectors kept
+    assert mem.engine.dense.index.get_current_count() == len(live)  # no deleted vectors kept
     lazy = _build(tmp_path / "n", _config(tmp_path, ratio=1.0), secret_chats())
     assert not lazy.forget(source="chat").dense_compacted
     assert_consistent(lazy)
@@ -198,10 +206,10 @@ from tests.conftest import FakeEmbedder
 from tests.test_forget import _config
 from pathlib import Path
 from memfuse_lite import MemFuse
-from memfuse_lite.maintenance import FUSED_DOCS_DIRTY
+from memfuse_lite.fusion.runtime import FUSED_DOCS_DIRTY
 from memfuse_lite.store.forget import delete_observations, select_observations
 mem = MemFuse(sys.argv[1], config=_config(Path(sys.argv[1])), embedder=FakeEmbedder())
-with mem.store.atomic() as db:  # what forget() commits first; then the power fails
+with mem.engine.store.atomic() as db:  # what forget() commits first; then the power fails
     gone = delete_observations(db, select_observations(
         db, observations=None, source="chat", user=None, before=None))
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
@@ -219,7 +227,7 @@ def test_a_crash_between_sqlite_and_the_indexes_is_repaired_on_open(tmp_path: Pa
     assert child.returncode == 0, child.stderr
     assert int(child.stdout.split()[-1]) > 0
     again = MemFuse(tmp_path / "m", config=_config(tmp_path), embedder=FakeEmbedder())
-    assert again.store.meta_get(FUSED_DOCS_DIRTY) is None
+    assert again.engine.store.meta_get(FUSED_DOCS_DIRTY) is None
     assert_consistent(again)  # the indexes dropped what SQLite no longer has
     assert_nothing_of(again, {"chat"}, SECRET)
     again.close()

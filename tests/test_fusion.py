@@ -10,6 +10,7 @@ import pytest
 
 from memfuse_lite import MemFuse, MemFuseConfig, NotFound
 from memfuse_lite.config import FusionConfig, IngestConfig
+from memfuse_lite.index import EVENT, FUSED
 
 from .scenarios import DENTIST, GRANDMA, TRIP, ZH_DENTIST, Row, observations
 
@@ -25,7 +26,7 @@ def ingest(mem: MemFuse, rows: list[Row]) -> None:
 
 def clusters(mem: MemFuse) -> set[frozenset[str]]:
     """Fused memories as sets of external ids."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         rows = db.execute(
             "SELECT m.fused_id, o.external_id FROM fused_members m"
             " JOIN event_sources s ON s.event_id = m.event_id"
@@ -38,7 +39,7 @@ def clusters(mem: MemFuse) -> set[frozenset[str]]:
 
 def edges(mem: MemFuse, kind: str) -> set[tuple[str, str]]:
     """Edges of one kind as (source key, destination key)."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         rows = db.execute(
             "SELECT a.external_id, b.external_id FROM edges e"
             " JOIN event_sources sa ON sa.event_id = e.src JOIN observations a ON a.id = sa.observation_id"
@@ -48,7 +49,7 @@ def edges(mem: MemFuse, kind: str) -> set[tuple[str, str]]:
 
 
 def event_id(mem: MemFuse, key: str) -> int:
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         (eid,) = db.execute("SELECT s.event_id FROM event_sources s JOIN observations o"
                             " ON o.id = s.observation_id WHERE o.external_id = ?",
                             (key,)).fetchone()
@@ -157,7 +158,7 @@ def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
     two = MemFuse(tmp_path / "two", config=MemFuseConfig(
         model_dir=model_dir, ingest=IngestConfig(batch_size=64), fusion=fusion),
         embedder=embedder)
-    two.store.insert_observations(observations(rows))
+    two.engine.store.insert_observations(observations(rows))
     two.close()
     two = MemFuse(tmp_path / "two", config=MemFuseConfig(
         model_dir=model_dir, ingest=IngestConfig(batch_size=64), fusion=fusion),
@@ -177,10 +178,10 @@ def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
 def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> None:
     mem = open_memory()
     ingest(mem, DENTIST)
-    before = mem.fusion.graph.counts()
+    before = mem.engine.fusion.graph.counts()
     mem.close()
     again = open_memory(tmp_path / "mem")
-    assert again.fusion.graph.counts() == before
+    assert again.engine.fusion.graph.counts() == before
     assert before["member_of"] == len(DENTIST)
 
 
@@ -188,16 +189,16 @@ def test_fused_documents_are_indexed_and_rebuilt(open_memory, tmp_path: Path) ->
     mem = open_memory()
     ingest(mem, DENTIST + GRANDMA)
     fid = mem.fused_of(event_id(mem, "den-chat"))
-    before = mem.sparse.fused_ids()
+    before = mem.engine.text.fused_ids()
     assert fid in before
     gm = mem.fused_of(event_id(mem, "gm-ana"))
     # the private note's words never reach the household document of its episode
-    hits = mem.sparse.search("jade bracelet", "ana", 10)
-    assert all(i != -gm for i, _ in hits)
+    hits = mem.engine.text.search("jade bracelet", "ana", 10, kinds=(EVENT, FUSED))
+    assert (FUSED, gm) not in {(h.kind, h.id) for h in hits}
     mem.close()
     (tmp_path / "mem" / "sparse.json").unlink()
     again = open_memory(tmp_path / "mem")
-    assert again.sparse.fused_ids() == before
+    assert again.engine.text.fused_ids() == before
 
 
 def test_rebuild_fusion_reproduces_online_fusion_and_applies_a_new_config(

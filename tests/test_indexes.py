@@ -1,4 +1,4 @@
-"""One shared test body for every derived index backend (dense, sparse)."""
+"""One shared test body for every registered index backend (dense and text)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from memfuse_lite.config import IndexConfig
-from memfuse_lite.index import HnswIndex, TantivyIndex
-from memfuse_lite.store.sqlite import IndexRow
+from memfuse_lite.event import EventRecord
+from memfuse_lite.index import DENSE_BACKENDS, EVENT, FUSED, TEXT_BACKENDS, TextIndex
 
 from .conftest import FakeEmbedder
 
@@ -17,24 +17,31 @@ TEXTS = ["dentist moved to thursday", "dinner with grandma", "parcel delivered",
          "flight delayed two hours", "牙医 预约 周四"]
 
 
-def rows(embedder: FakeEmbedder, start: int = 1, audience=None) -> list[IndexRow]:
+def rows(embedder: FakeEmbedder, start: int = 1, audience=None) -> list[EventRecord]:
     vecs = embedder.embed(TEXTS)
-    return [IndexRow(start + i, t, audience, 1.0e9 + i, vecs[i]) for i, t in enumerate(TEXTS)]
+    return [EventRecord(id=start + i, text=t, audience=audience, ts_epoch=1.0e9 + i,
+                        embedding=vecs[i], user="ana", source="sms", ts="")
+            for i, t in enumerate(TEXTS)]
+
+
+BACKENDS = [f"dense:{name}" for name in DENSE_BACKENDS] + [f"text:{name}"
+                                                           for name in TEXT_BACKENDS]
 
 
 def open_index(kind: str, path: Path, emb: FakeEmbedder):
-    if kind == "dense":
-        return HnswIndex(path, dims=emb.info.dims, model_key=emb.info.key(), cfg=IndexConfig())
-    return TantivyIndex(path)
+    family, name = kind.split(":")
+    if family == "dense":
+        return DENSE_BACKENDS[name](path, emb.info.dims, emb.info.key(), IndexConfig())
+    return TEXT_BACKENDS[name](path, IndexConfig())
 
 
 def query(kind: str, index, emb: FakeEmbedder, text: str, viewer: str = "ana", k: int = 3):
-    if kind == "dense":
+    if kind.startswith("dense"):
         return index.search(emb.embed_query(text), viewer, k)
-    return index.search(text, viewer, k)
+    return index.search_events(text, viewer, k)
 
 
-@pytest.fixture(params=["dense", "sparse"])
+@pytest.fixture(params=BACKENDS)
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -51,7 +58,7 @@ def test_add_search_persist_reopen(kind: str, tmp_path: Path) -> None:
     again = open_index(kind, tmp_path, emb)
     assert again.watermark == len(TEXTS)
     assert again.rebuilt_reason is None
-    if kind == "dense":  # audiences live in SQLite: until described, nobody sees a label
+    if kind.startswith("dense"):  # audiences live in SQLite: until described, nobody sees a label
         assert query(kind, again, emb, "grandma dinner") == []
         again.describe(rows(emb))
     assert query(kind, again, emb, "grandma dinner") == top
@@ -89,7 +96,7 @@ def test_damaged_files_are_detected(kind: str, damage: str, tmp_path: Path) -> N
     index = open_index(kind, tmp_path, emb)
     index.add(rows(emb))
     index.close()
-    files = [tmp_path / "dense.hnsw"] if kind == "dense" else sorted(
+    files = [tmp_path / "dense.hnsw"] if kind == "dense:hnsw" else sorted(
         p for p in (tmp_path / "sparse").iterdir() if p.is_file() and p.suffix != ".lock")
     for f in files:
         if damage == "delete":
@@ -116,3 +123,22 @@ def test_a_removal_survives_reopen_and_may_be_repeated(kind: str, tmp_path: Path
     assert 2 not in again.labels()
     assert all(i != 2 for i, _ in query(kind, again, emb, "grandma dinner", k=10))
     again.close()
+
+
+@pytest.mark.parametrize("name", list(TEXT_BACKENDS))
+def test_events_and_fused_memories_are_separate_kinds(name: str, tmp_path: Path) -> None:
+    emb = FakeEmbedder()
+    index: TextIndex = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    index.add(rows(emb))
+    # fused memory 2 shares its number with event 2 and must not be confused with it
+    index.upsert_fused([(2, "grandma dinner and the parcel", 1.0e9)])
+    both = index.search("grandma dinner", "ana", 10, kinds=(EVENT, FUSED))
+    assert {(h.kind, h.id) for h in both} >= {(EVENT, 2), (FUSED, 2)}
+    assert all(h.kind == EVENT for h in index.search("grandma dinner", "ana", 10))
+    assert index.fused_ids() == {2} and index.event_count() == len(TEXTS)
+    index.remove_fused([2])
+    assert 2 in index.labels() and index.fused_ids() == set()
+    index.upsert_fused([(7, "grandma dinner", 1.0e9)])
+    index.remove([2])
+    assert index.fused_ids() == {7} and 2 not in index.labels()
+    index.close()

@@ -88,7 +88,7 @@ def test_unprocessed_inbox_is_replayed_on_open(tmp_path: Path, config) -> None:
     path = tmp_path / "m"
     mem = MemFuse(path, config=config, embedder=FakeEmbedder())
     # Acknowledge without ever running the worker: as if the process died right after.
-    mem.store.insert_observations([obs(f"errand {i}", ext=str(i)) for i in range(5)])
+    mem.engine.store.insert_observations([obs(f"errand {i}", ext=str(i)) for i in range(5)])
     mem.close()
     mem = MemFuse(path, config=config, embedder=FakeEmbedder())
     assert mem.stats()["inbox"] == 5
@@ -128,12 +128,12 @@ def test_sigkill_after_acknowledgement_loses_nothing(tmp_path: Path, model_dir: 
         await mem.flush()
 
     asyncio.run(run())
-    with mem.store.reading() as conn:
+    with mem.engine.store.reading() as conn:
         rows = conn.execute("SELECT external_id, count(*) FROM observations GROUP BY 1").fetchall()
         events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     counts = dict(rows)
     assert all(counts.get(e) == 1 for e in acked), "an acknowledged observation was lost"
     assert max(counts.values()) == 1
     assert events == len(counts)
-    assert mem.dense.labels() == mem.sparse.labels() == set(range(1, events + 1))
+    assert mem.engine.dense.labels() == mem.engine.text.labels() == set(range(1, events + 1))
     mem.close()

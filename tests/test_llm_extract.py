@@ -31,13 +31,13 @@ def test_llm_extraction_and_arbitration_count_tokens(tmp_path: Path, model_dir: 
     usage = mem.llm_usage()
     assert usage["extract"].calls == len(GRANDMA)
     assert usage["extract"].prompt_tokens > 50 * len(GRANDMA)
-    assert usage["fuse"].calls == mem.fusion.llm_calls >= 1
+    assert usage["fuse"].calls == mem.engine.fusion.llm_calls >= 1
     stats = mem.stats()
     assert stats["events"] == len(GRANDMA) and stats["dead_letters"] == 0
     # the rule-based time survives whatever the small model says
     ev = mem.get_event(1)
     assert ev.event_start is not None
-    assert len(mem.llms) == 1, "one model instance serves every task"
+    assert len(mem.engine.llms) == 1, "one model instance serves every task"
     fid = mem.fused_of(1)
     assert fid is not None
     for viewer in ("ana", "ben"):

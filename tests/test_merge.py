@@ -34,7 +34,7 @@ def ingest_in_order(mem: MemFuse, logs: list[list[Observation]]) -> None:
 
 def signature(mem: MemFuse) -> tuple[set, set, set]:
     """Observations, clusters and edges named by source records, not by ids."""
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         obs = {tuple(r) for r in db.execute("SELECT user, source, external_id, text FROM"
                                             " observations")}
         key: dict[int, tuple] = {}

@@ -180,7 +180,7 @@ def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedd
         "whatever the real model writes, nothing in memory supports an answer"
     assert answer.usage.calls >= 2 and answer.usage.prompt_tokens > 100
     assert set(memory.llm_usage()) >= {"answer", "agentic", "plan"}
-    assert len(memory.llms) == 1
+    assert len(memory.engine.llms) == 1
     assert answer.text
     memory.close()
 

@@ -131,19 +131,19 @@ def test_indexes_catch_up_and_rebuild_from_sqlite(open_memory, tmp_path: Path) -
     for name in ("dense.hnsw", "dense.json", "sparse.json"):
         (path / name).unlink()
     mem = open_memory(path)
-    assert mem.dense.rebuilt_reason and mem.sparse.rebuilt_reason
+    assert mem.engine.dense.rebuilt_reason and mem.engine.text.rebuilt_reason
     after = {p: mem.search("dentist appointment", viewer="ana", pipeline=p).hits
              for p in ("dense", "bm25", "hybrid")}
     assert [h.event_id for h in after["bm25"]] == [h.event_id for h in before["bm25"]]
     assert [h.event_id for h in after["hybrid"]][:3] == [h.event_id for h in before["hybrid"]][:3]
     assert {h.event_id for h in after["dense"]} == {h.event_id for h in before["dense"]}
-    assert mem.dense.labels() == mem.sparse.labels() == set(range(1, len(CORPUS) + 1))
+    assert mem.engine.dense.labels() == mem.engine.text.labels() == set(range(1, len(CORPUS) + 1))
 
 
 def test_index_behind_the_store_catches_up(open_memory, tmp_path: Path) -> None:
     mem = open_memory()
     fill(mem)
-    mem.dense.persist()
+    mem.engine.dense.persist()
     saved = (tmp_path / "mem" / "dense.hnsw").read_bytes(), (tmp_path / "mem" / "dense.json").read_text()
 
     async def more() -> None:
@@ -155,7 +155,7 @@ def test_index_behind_the_store_catches_up(open_memory, tmp_path: Path) -> None:
     (tmp_path / "mem" / "dense.hnsw").write_bytes(saved[0])
     (tmp_path / "mem" / "dense.json").write_text(saved[1])
     mem = open_memory(tmp_path / "mem")
-    assert mem.dense.rebuilt_reason is None
+    assert mem.engine.dense.rebuilt_reason is None
     assert "piano" in top_text(mem, "piano lesson", "dense")
 
 

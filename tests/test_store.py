@@ -71,13 +71,13 @@ def test_full_durability_syncs_every_commit(tmp_path: Path, embedder, model_dir:
 
     full = MemFuseConfig(model_dir=model_dir, durability="full")
     mem = MemFuse(tmp_path / "m", config=full, embedder=embedder)
-    with mem.store.reading() as db:
+    with mem.engine.store.reading() as db:
         assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     asyncio.run(mem.ingest(obs("Dentist moved to Thursday 4pm")))
     mem.close()
     again = MemFuse(tmp_path / "m", config=MemFuseConfig(model_dir=model_dir), embedder=embedder)
     try:
-        with again.store.reading() as db:
+        with again.engine.store.reading() as db:
             assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
         assert again.stats()["observations"] == 1
     finally:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..config import FusionConfig
 from ..records import Edge
+from ..store import fused as fused_sql
 from .features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views
 from .pairs import PairModel, pair_features
@@ -110,16 +111,20 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
 
 
 @dataclass
-class BatchOutcome:
-    """What one batch's fusion wrote (applied to the in-memory graph after commit)."""
+class FusionChange:
+    """What fusion changed in SQLite, for the in-memory graph, the zone and the text
+    index to follow once the transaction has committed (see ``FusionRuntime.apply``):
+    a fused batch, a rebuild step or a forget."""
 
     members: list[tuple[int, int]] = field(default_factory=list)  # (event, fused)
     edges: list[Edge] = field(default_factory=list)
     touched: set[int] = field(default_factory=set)
     moved: list[tuple[int, int, int]] = field(default_factory=list)  # (event, from, to)
     removed: set[int] = field(default_factory=set)
+    events_removed: tuple[int, ...] = ()
     fused_docs: list[tuple[int, str, float]] = field(default_factory=list)
-    zone: list[EventView] = field(default_factory=list)
+    zone: list[EventView] | None = None
+    """The accumulation zone after a fused batch (None: reload it from the store)."""
     llm_calls: int = 0
 
 
@@ -149,9 +154,9 @@ class FusionAgent:
         """Rebuild the zone from the store (at open)."""
         self.zone = deque(last_views(db, self.cfg.zone_size), maxlen=self.cfg.zone_size)
 
-    def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> BatchOutcome:
+    def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
-        out = BatchOutcome()
+        out = FusionChange()
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
@@ -159,7 +164,8 @@ class FusionAgent:
             terms, df = self._terms(db, e)
             candidates = self._candidates(db, e, zone, batch, df)
             fused_of = dict(assigned)
-            fused_of.update(_fused_of(db, [c.id for c in candidates if c.id not in assigned]))
+            fused_of.update(fused_sql.fused_of(
+                db, [c.id for c in candidates if c.id not in assigned]))
             cause = self._cause(e, candidates)
             # "X because Y": Y is another happening, linked causally, never fused with X
             kept = [c for c in candidates if cause is None or fused_of.get(c.id) is None
@@ -175,9 +181,9 @@ class FusionAgent:
             if target is not None:
                 target = self._merge_bridged(db, scored, fused_of, rule_of, assigned, target,
                                              out)
-            if target is None or _size(db, target) >= self.cfg.max_members:
-                target = _new_fused(db, continues=target)
-            db.execute("INSERT INTO fused_members VALUES (?, ?)", (target, e.id))
+            if target is None or fused_sql.size(db, target) >= self.cfg.max_members:
+                target = fused_sql.new_fused(db, continues=target)
+            fused_sql.add_member(db, target, e.id)
             assigned[e.id] = target
             out.members.append((e.id, target))
             fused_of[e.id] = target
@@ -185,10 +191,7 @@ class FusionAgent:
             out.edges.extend(self._edges(e, scored, fused_of, target, cause))
             zone.append(e)
             batch.append(e)
-        for edge in out.edges:
-            db.execute("INSERT OR IGNORE INTO edges (kind, src, dst, weight, reason)"
-                       " VALUES (?, ?, ?, ?, ?)",
-                       (edge.kind, edge.src, edge.dst, edge.weight, edge.reason))
+        fused_sql.insert_edges(db, out.edges)
         for fid in sorted(out.touched - out.removed):
             text, start = refresh_summary(db, fid)
             out.fused_docs.append((fid, text, start))
@@ -232,16 +235,16 @@ class FusionAgent:
         return [(self.model.probability(f), cos, score)
                 for f, (score, cos) in zip(features, rules, strict=True)]
 
-    def commit(self, outcome: BatchOutcome) -> None:
-        """Adopt the batch's zone once its transaction has committed."""
-        self.zone = deque(outcome.zone, maxlen=self.cfg.zone_size)
+    def adopt_zone(self, zone: Sequence[EventView]) -> None:
+        """Adopt a batch's zone once its transaction has committed."""
+        self.zone = deque(zone, maxlen=self.cfg.zone_size)
 
     # -- steps ----------------------------------------------------------------------
 
     def _merge_bridged(self, db: apsw.Connection,
                        scored: list[tuple[tuple[float, float], EventView]],
                        fused_of: dict[int, int], rule_of: dict[int, float],
-                       assigned: dict[int, int], target: int, out: BatchOutcome) -> int:
+                       assigned: dict[int, int], target: int, out: FusionChange) -> int:
         """When the new event clearly belongs with several fused memories, it bridges
         them: merge the others into ``target`` while the result stays within
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
@@ -250,20 +253,13 @@ class FusionAgent:
                   if c.id in fused_of and (score >= self.bridge_at
                                            or rule_of[c.id] >= self.cfg.join_threshold)
                   } - {target}
-        size = _size(db, target)
+        size = fused_sql.size(db, target)
         for other in sorted(others):
-            other_size = _size(db, other)
+            other_size = fused_sql.size(db, other)
             if size + other_size + 1 > self.cfg.max_members or _names_conflict(
                     _cluster_names(db, target), _cluster_names(db, other)):
                 continue
-            moved = [int(r[0]) for r in db.execute(
-                "SELECT event_id FROM fused_members WHERE fused_id = ?", (other,))]
-            db.execute("UPDATE fused_members SET fused_id = ? WHERE fused_id = ?",
-                       (target, other))
-            db.execute("UPDATE fused_memories SET continues = ? WHERE continues = ?",
-                       (target, other))
-            db.execute("DELETE FROM fused_memories WHERE id = ?", (other,))
-            for eid in moved:
+            for eid in fused_sql.merge_into(db, target, other):
                 fused_of[eid] = target
                 if eid in assigned:
                     assigned[eid] = target
@@ -307,7 +303,7 @@ class FusionAgent:
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                 fused_of: dict[int, int], rule_of: dict[int, float],
-                out: BatchOutcome) -> int | None:
+                out: FusionChange) -> int | None:
         if not scored:
             return None
         (score, _), best = scored[0]
@@ -403,10 +399,8 @@ def _names_conflict(a: frozenset[str], b: frozenset[str]) -> bool:
 def _cluster_names(db: apsw.Connection, fused_id: int) -> frozenset[str]:
     """The proper-name words of a fused memory's members."""
     names: set[str] = set()
-    for text, actors in db.execute(
-            "SELECT e.text, e.actors FROM fused_members m JOIN events e ON e.id = m.event_id"
-            " WHERE m.fused_id = ?", (fused_id,)):
-        names |= name_tokens(str(text), frozenset(json.loads(str(actors))))
+    for text, actors in fused_sql.member_texts(db, fused_id):
+        names |= name_tokens(text, frozenset(json.loads(actors)))
     return frozenset(names)
 
 
@@ -422,26 +416,3 @@ def _nearest_in_time(db: apsw.Connection, e: EventView, n: int,
         " ORDER BY abs(ts_epoch - ?), id LIMIT ?",
         (e.id, at - DAY, at + DAY, at, n)).fetchall()
     return [int(r[0]) for r in rows]
-
-
-def _fused_of(db: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
-        for eid, fid in db.execute(
-                f"SELECT event_id, max(fused_id) FROM fused_members WHERE event_id IN ({marks})"
-                " GROUP BY event_id", chunk):
-            out[int(eid)] = int(fid)
-    return out
-
-
-def _size(db: apsw.Connection, fused_id: int) -> int:
-    row: tuple[Any, ...] | None = db.execute(
-        "SELECT count(*) FROM fused_members WHERE fused_id = ?", (fused_id,)).fetchone()
-    return int(row[0]) if row is not None else 0
-
-
-def _new_fused(db: apsw.Connection, continues: int | None) -> int:
-    db.execute("INSERT INTO fused_memories (continues) VALUES (?)", (continues,))
-    return int(db.last_insert_rowid())

@@ -15,6 +15,7 @@ import apsw
 import rustworkx as rx
 
 from ..records import Edge
+from ..store import fused as fused_sql
 
 Node = tuple[str, int]
 
@@ -38,10 +39,8 @@ class FusionGraph:
     def load(cls, db: apsw.Connection) -> FusionGraph:
         """Build from SQLite."""
         graph = cls()
-        graph.add_members((int(e), int(f)) for e, f in db.execute(
-            "SELECT event_id, fused_id FROM fused_members"))
-        graph.add_edges(Edge(k, int(s), int(d), float(w), r) for k, s, d, w, r in db.execute(
-            "SELECT kind, src, dst, weight, reason FROM edges"))
+        graph.add_members(fused_sql.memberships(db))
+        graph.add_edges(fused_sql.all_edges(db))
         return graph
 
     def add_members(self, pairs: Iterable[tuple[int, int]]) -> None:
@@ -67,6 +66,14 @@ class FusionGraph:
         with self._lock:
             for fid in ids:
                 idx = self._index.pop(("f", fid), None)
+                if idx is not None:
+                    self._g.remove_node(idx)
+
+    def remove_events(self, ids: Iterable[int]) -> None:
+        """Drop event nodes with their edges (after the events were forgotten)."""
+        with self._lock:
+            for eid in ids:
+                idx = self._index.pop(("e", eid), None)
                 if idx is not None:
                     self._g.remove_node(idx)
 

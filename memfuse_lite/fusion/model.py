@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
+from ..event import EventRecord
 from ..timeutil import parse_ts, to_epoch
 from .features import has_cancel, has_reschedule, name_tokens
 
@@ -65,6 +66,27 @@ def view_from_row(row: Sequence[object]) -> EventView:
         reschedule=has_reschedule(str(text)),
         cancel=has_cancel(str(text)),
         names=name_tokens(str(text), frozenset(json.loads(str(actors)))),
+    )
+
+
+def view_of(record: EventRecord) -> EventView:
+    """Build from a committed record (the batch being fused: no re-read of its rows)."""
+    return EventView(
+        id=record.id,
+        user=record.user,
+        source=record.source,
+        text=record.text,
+        ts=record.ts_epoch,
+        start=_epoch(record.event_start),
+        end=_epoch(record.event_end),
+        actors=frozenset(a.lower() for a in record.actors),
+        place=record.place.lower() if record.place else None,
+        entities=frozenset(record.entities),
+        vec=np.asarray(record.vector, dtype=np.float32),
+        audience=record.audience,
+        reschedule=has_reschedule(record.text),
+        cancel=has_cancel(record.text),
+        names=name_tokens(record.text, frozenset(record.actors)),
     )
 
 

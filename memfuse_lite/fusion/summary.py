@@ -8,23 +8,12 @@ from collections.abc import Sequence
 import apsw
 
 from ..records import can_see
+from ..store import fused as fused_sql
+from ..store.fused import MemberRow
 from ..timeutil import parse_ts, to_epoch
 
 
-def member_rows(db: apsw.Connection, fused_id: int) -> list[tuple[int, str, str, str, str | None,
-                                                                   str | None, str | None]]:
-    """(event id, user, source, text, ts, event_start, audience) of a fused memory's members."""
-    return [
-        (int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
-        for r in db.execute(
-            "SELECT e.id, e.user, e.source, e.text, e.ts, e.event_start, e.audience"
-            " FROM fused_members m JOIN events e ON e.id = m.event_id WHERE m.fused_id = ?"
-            " ORDER BY coalesce(e.event_start, e.ts), e.id", (fused_id,))
-    ]
-
-
-def template_summary(rows: Sequence[tuple[int, str, str, str, str | None, str | None,
-                                          str | None]]) -> tuple[str, str | None, str | None]:
+def template_summary(rows: Sequence[MemberRow]) -> tuple[str, str | None, str | None]:
     """(summary, start, end) from member rows, oldest first."""
     if not rows:
         return "", None, None
@@ -40,14 +29,14 @@ def template_summary(rows: Sequence[tuple[int, str, str, str, str | None, str | 
             f"{', '.join(users)})", start, end)
 
 
-def household_rows(rows: Sequence[tuple[int, str, str, str, str | None, str | None, str | None]]
-                   ) -> list[tuple[int, str, str, str, str | None, str | None, str | None]]:
+def household_rows(rows: Sequence[MemberRow]
+                   ) -> list[MemberRow]:
     """Only members visible to the whole household."""
     return [r for r in rows if r[6] is None]
 
 
-def viewer_rows(rows: Sequence[tuple[int, str, str, str, str | None, str | None, str | None]],
-                viewer: str) -> list[tuple[int, str, str, str, str | None, str | None, str | None]]:
+def viewer_rows(rows: Sequence[MemberRow],
+                viewer: str) -> list[MemberRow]:
     """Only members the viewer may see."""
     return [r for r in rows if can_see(viewer, None if r[6] is None else json.loads(r[6]))]
 
@@ -55,11 +44,10 @@ def viewer_rows(rows: Sequence[tuple[int, str, str, str, str | None, str | None,
 def refresh_summary(db: apsw.Connection, fused_id: int) -> tuple[str, float]:
     """Recompute the stored household summary and span of one fused memory; returns the
     household-visible members' text and start (what the sparse index holds for it)."""
-    rows = member_rows(db, fused_id)
+    rows = fused_sql.member_rows(db, fused_id)
     visible = household_rows(rows)
     summary, _, _ = template_summary(visible)
     _, start, end = template_summary(rows)
-    db.execute("UPDATE fused_memories SET summary = ?, start = ?, end = ? WHERE id = ?",
-               (summary, start, end, fused_id))
+    fused_sql.set_summary(db, fused_id, summary, start, end)
     text = "\n".join(r[3] for r in visible) if len(visible) > 1 else ""
     return text, to_epoch(parse_ts(start)) if start else 0.0

@@ -11,12 +11,14 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
-from ..store.sqlite import IndexRow
+import numpy as np
+
+from ..event import EventRecord
 
 log = logging.getLogger("memfuse_lite.index")
 
@@ -58,10 +60,19 @@ class DerivedIndex(ABC):
     name: str
     watermark: int
     rebuilt_reason: str | None = None
+    """Why the index was found unusable at open and started empty (None: it was fine)."""
 
     @abstractmethod
-    def add(self, rows: Sequence[IndexRow]) -> None:
+    def add(self, rows: Sequence[EventRecord]) -> None:
         """Absorb events (re-adding an id replaces it)."""
+
+    @abstractmethod
+    def remove(self, ids: Sequence[int]) -> None:
+        """Forget events by id."""
+
+    @abstractmethod
+    def labels(self) -> set[int]:
+        """Every event id held (checked against the store at open)."""
 
     @abstractmethod
     def reset(self) -> None:
@@ -77,3 +88,76 @@ class DerivedIndex(ABC):
 
     def __len__(self) -> int:
         return 0
+
+
+class DenseIndex(DerivedIndex):
+    """Nearest neighbours over event embeddings, filtered inside the search."""
+
+    @abstractmethod
+    def search(self, query: np.ndarray, viewer: str, k: int,
+               where: IndexFilter | None = None) -> list[tuple[int, float]]:
+        """The k nearest events the viewer may see within ``where``, as (id, cosine)."""
+
+    @abstractmethod
+    def search_all(self, query: np.ndarray, k: int, below: int | None = None
+                   ) -> list[tuple[int, float]]:
+        """The k nearest events regardless of audience, ids below ``below`` only (fusion's
+        candidates; visibility is applied when fused memories are read)."""
+
+    @abstractmethod
+    def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """Cosine of ``query`` with each indexed id (ids not indexed are left out)."""
+
+    def describe(self, rows: Sequence[EventRecord]) -> None:  # noqa: B027 - optional hook
+        """Learn what filters need of events whose vectors were loaded from disk."""
+
+    def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[EventRecord]]]
+                              ) -> bool:
+        """Rebuild without removed entries when that pays off; ``rows`` yields every
+        live event. Returns whether it did."""
+        return False
+
+
+DocKind = Literal["event", "fused"]
+EVENT: DocKind = "event"
+FUSED: DocKind = "fused"
+
+
+class TextHit(NamedTuple):
+    """One text-search result: an event or a fused memory, by id, with its score."""
+
+    kind: DocKind
+    id: int
+    score: float
+
+
+class TextIndex(DerivedIndex):
+    """Full-text search over events and over fused memories as whole documents."""
+
+    @abstractmethod
+    def search(self, text: str, viewer: str, k: int, where: IndexFilter | None = None,
+               kinds: Sequence[DocKind] = (EVENT,)) -> list[TextHit]:
+        """The k best documents of the given kinds the viewer may see within ``where``,
+        in one ranking."""
+
+    @abstractmethod
+    def upsert_fused(self, docs: Sequence[tuple[int, str, float]]) -> None:
+        """Index fused memories as (id, household-visible text, start epoch); an empty
+        text removes the memory's document."""
+
+    @abstractmethod
+    def remove_fused(self, ids: Sequence[int]) -> None:
+        """Drop fused-memory documents."""
+
+    @abstractmethod
+    def fused_ids(self) -> set[int]:
+        """Fused memories that have a document."""
+
+    @abstractmethod
+    def event_count(self) -> int:
+        """Event documents held."""
+
+    def search_events(self, text: str, viewer: str, k: int,
+                      where: IndexFilter | None = None) -> list[tuple[int, float]]:
+        """Events only, as (id, score)."""
+        return [(h.id, h.score) for h in self.search(text, viewer, k, where)]

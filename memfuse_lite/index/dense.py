@@ -16,9 +16,9 @@ import hnswlib
 import numpy as np
 
 from ..config import IndexConfig
+from ..event import EventRecord
 from ..prepare.checksums import sha256_file
-from ..store.sqlite import IndexRow
-from .base import DerivedIndex, IndexFilter, log, read_sidecar, write_sidecar
+from .base import DenseIndex, IndexFilter, log, read_sidecar, write_sidecar
 
 FORMAT = 1
 EXACT_LIMIT = 2048
@@ -29,7 +29,7 @@ OVERSAMPLE_SHARE = 0.3
 HOUSEHOLD = -1
 NOBODY = -2
 
-class HnswIndex(DerivedIndex):
+class HnswIndex(DenseIndex):
     """Approximate nearest neighbours over event embeddings."""
 
     name = "dense"
@@ -124,7 +124,7 @@ class HnswIndex(DerivedIndex):
     def _code(self, name: str) -> int:
         return self._codes.setdefault(name, len(self._codes))
 
-    def describe(self, rows: Sequence[IndexRow]) -> None:
+    def describe(self, rows: Sequence[EventRecord]) -> None:
         """Record what filters need of each event (its vector may already be indexed)."""
         if not rows:
             return
@@ -156,7 +156,7 @@ class HnswIndex(DerivedIndex):
             self.watermark = 0
             self._dirty = True
 
-    def add(self, rows: Sequence[IndexRow]) -> None:
+    def add(self, rows: Sequence[EventRecord]) -> None:
         """Add or replace vectors; grows the index by doubling."""
         if not rows:
             return
@@ -164,7 +164,7 @@ class HnswIndex(DerivedIndex):
             need = self.index.element_count + len(rows)
             if need > self.index.get_max_elements():
                 self.index.resize_index(max(need, 2 * self.index.get_max_elements()))
-            vecs = np.stack([r.embedding for r in rows]).astype(np.float32)
+            vecs = np.stack([r.vector for r in rows]).astype(np.float32)
             self.index.add_items(vecs, np.array([r.id for r in rows], dtype=np.int64), num_threads=1)
             for r in rows:
                 self._deleted.discard(r.id)
@@ -194,7 +194,7 @@ class HnswIndex(DerivedIndex):
                     self._live[int(i)] = False
             self._dirty = True
 
-    def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[IndexRow]]]) -> bool:
+    def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[EventRecord]]]) -> bool:
         """Rebuild without deleted vectors (mark_deleted keeps them in the file) once they
         reach ``compact_deleted_ratio`` of the index; ``rows`` yields every live event."""
         with self._lock:

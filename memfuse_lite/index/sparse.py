@@ -1,6 +1,8 @@
 """Sparse index: tantivy BM25 over pre-tokenised text (jieba + lowercase words).
 
-The ``text`` field uses tantivy's whitespace analyser over tokens made by
+Two kinds of document share the index: events, and fused memories as whole documents
+(the household-visible members' texts), told apart by the ``kind`` field and keyed by
+``key`` (``e:<id>`` / ``f:<id>``). The ``text`` field uses tantivy's whitespace analyser over tokens made by
 :func:`tokenize`; queries are built as term queries (never parsed), so no user text can
 be read as query syntax. Visibility is a filter clause on the ``aud`` field.
 """
@@ -14,17 +16,34 @@ from pathlib import Path
 
 import tantivy
 
-from ..store.sqlite import IndexRow
-from .base import DerivedIndex, IndexFilter, log, read_sidecar, write_sidecar
+from ..event import EventRecord
+from .base import (
+    EVENT,
+    FUSED,
+    DocKind,
+    IndexFilter,
+    TextHit,
+    TextIndex,
+    log,
+    read_sidecar,
+    write_sidecar,
+)
 from .tokenize import tokenize
 
-FORMAT = 3
+FORMAT = 4
 HOUSEHOLD = "*"
+_PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
+
+
+def _key(kind: DocKind, doc_id: int) -> str:
+    return f"{_PREFIX[kind]}:{doc_id}"
 
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    sb.add_integer_field("event_id", stored=True, indexed=True, fast=True)
+    sb.add_text_field("key", stored=False, tokenizer_name="raw")
+    sb.add_text_field("kind", stored=True, tokenizer_name="raw")
+    sb.add_integer_field("doc_id", stored=True, indexed=True, fast=True)
     sb.add_text_field("text", stored=False, tokenizer_name="whitespace")
     sb.add_text_field("aud", stored=False, tokenizer_name="raw")
     sb.add_float_field("when", stored=False, indexed=True, fast=True)
@@ -34,7 +53,7 @@ def _schema() -> tantivy.Schema:
     return sb.build()
 
 
-class TantivyIndex(DerivedIndex):
+class TantivyIndex(TextIndex):
     """BM25 over event texts, filtered by audience inside the query."""
 
     name = "sparse"
@@ -86,15 +105,21 @@ class TantivyIndex(DerivedIndex):
             self.watermark = 0
             self._write_sidecar()
 
-    def add(self, rows: Sequence[IndexRow]) -> None:
-        """Add or replace documents and commit."""
+    def _document(self, kind: DocKind, doc_id: int) -> tantivy.Document:
+        self.writer.delete_documents_by_term("key", _key(kind, doc_id))
+        doc = tantivy.Document()
+        doc.add_text("key", _key(kind, doc_id))
+        doc.add_text("kind", kind)
+        doc.add_integer("doc_id", doc_id)
+        return doc
+
+    def add(self, rows: Sequence[EventRecord]) -> None:
+        """Add or replace event documents and commit."""
         if not rows:
             return
         with self._lock:
             for r in rows:
-                self.writer.delete_documents_by_term("event_id", r.id)
-                doc = tantivy.Document()
-                doc.add_integer("event_id", r.id)
+                doc = self._document(EVENT, r.id)
                 doc.add_text("text", " ".join(tokenize(r.text)))
                 for a in r.audience or (HOUSEHOLD,):
                     doc.add_text("aud", a)
@@ -109,17 +134,16 @@ class TantivyIndex(DerivedIndex):
             self._write_sidecar()
 
     def upsert_fused(self, docs: Sequence[tuple[int, str, float]]) -> None:
-        """Index fused memories as documents (id ``-fused_id``): the household-visible
-        members' texts, so a question can match an episode as a whole."""
+        """Index fused memories as documents: the household-visible members' texts, so
+        a question can match an episode as a whole (an empty text removes the document)."""
         if not docs:
             return
         with self._lock:
             for fid, text, when in docs:
-                self.writer.delete_documents_by_term("event_id", -fid)
                 if not text.strip():
+                    self.writer.delete_documents_by_term("key", _key(FUSED, fid))
                     continue
-                doc = tantivy.Document()
-                doc.add_integer("event_id", -fid)
+                doc = self._document(FUSED, fid)
                 doc.add_text("text", " ".join(tokenize(text)))
                 doc.add_text("aud", HOUSEHOLD)
                 doc.add_float("when", float(when))
@@ -131,13 +155,18 @@ class TantivyIndex(DerivedIndex):
 
     def remove_fused(self, ids: Sequence[int]) -> None:
         """Drop fused-memory documents."""
-        self.remove([-i for i in ids])
+        self._remove(FUSED, ids)
 
     def remove(self, ids: Sequence[int]) -> None:
-        """Delete documents by event id."""
+        """Delete event documents."""
+        self._remove(EVENT, ids)
+
+    def _remove(self, kind: DocKind, ids: Sequence[int]) -> None:
+        if not ids:
+            return
         with self._lock:
             for i in ids:
-                self.writer.delete_documents_by_term("event_id", int(i))
+                self.writer.delete_documents_by_term("key", _key(kind, int(i)))
             self.writer.commit()
             self.index.reload()
             self._write_sidecar()
@@ -149,38 +178,34 @@ class TantivyIndex(DerivedIndex):
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
 
-    def labels(self) -> set[int]:
-        """Every indexed event id (used to check consistency with the store)."""
+    def _ids(self, kind: DocKind) -> set[int]:
         searcher = self.index.searcher()
+        query = tantivy.Query.term_query(self.schema, "kind", kind)
         n = searcher.num_docs
         if n == 0:
             return set()
-        res = searcher.search(tantivy.Query.all_query(), n)
-        return {i for i in (int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits)
-                if i > 0}
+        res = searcher.search(query, n)
+        return {int(searcher.doc(addr)["doc_id"][0]) for _, addr in res.hits}
 
-    def event_count(self) -> int:
-        """Event documents (fused-memory documents not counted)."""
-        query = tantivy.Query.range_query(self.schema, "event_id", tantivy.FieldType.Integer, 1,
-                                          None, use_inverted_index=True)
-        # tantivy-py's stubs lack SearchResult.count, which it has
-        return int(self.index.searcher().search(query, 1, count=True).count)  # type: ignore[attr-defined]
+    def labels(self) -> set[int]:
+        """Every indexed event id (used to check consistency with the store)."""
+        return self._ids(EVENT)
 
     def fused_ids(self) -> set[int]:
         """Fused memories that have a document."""
-        searcher = self.index.searcher()
-        n = searcher.num_docs
-        if n == 0:
-            return set()
-        res = searcher.search(tantivy.Query.all_query(), n)
-        return {-i for i in (int(searcher.doc(addr)["event_id"][0]) for _, addr in res.hits)
-                if i < 0}
+        return self._ids(FUSED)
 
-    def search(self, text: str, viewer: str, k: int,
-               where: IndexFilter | None = None) -> list[tuple[int, float]]:
-        """BM25 top-k events the viewer may see within ``where``, as (event id, score)."""
+    def event_count(self) -> int:
+        """Event documents (fused-memory documents not counted)."""
+        query = tantivy.Query.term_query(self.schema, "kind", EVENT)
+        # tantivy-py's stubs lack SearchResult.count, which it has
+        return int(self.index.searcher().search(query, 1, count=True).count)  # type: ignore[attr-defined]
+
+    def search(self, text: str, viewer: str, k: int, where: IndexFilter | None = None,
+               kinds: Sequence[DocKind] = (EVENT,)) -> list[TextHit]:
+        """BM25 top-k documents of ``kinds`` the viewer may see within ``where``."""
         tokens = list(dict.fromkeys(tokenize(text)))
-        if not tokens or k <= 0:
+        if not tokens or k <= 0 or not kinds:
             return []
         terms = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "text", t))
@@ -189,20 +214,21 @@ class TantivyIndex(DerivedIndex):
         audience = tantivy.Query.const_score_query(
             tantivy.Query.term_set_query(self.schema, "aud", [HOUSEHOLD, viewer]), 0.0
         )
-        clauses = [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience)]
+        kind = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(self.schema, "kind", list(kinds)), 0.0)
+        clauses = [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience),
+                   (tantivy.Occur.Must, kind)]
         clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
                     for f in self._filters(where)]
         query = tantivy.Query.boolean_query(clauses)
         with self._lock:
             searcher = self.index.searcher()
             res = searcher.search(query, k)
-            return [(int(searcher.doc(addr)["event_id"][0]), float(score))
-                    for score, addr in res.hits]
-
-    def search_events(self, text: str, viewer: str, k: int,
-                      where: IndexFilter | None = None) -> list[tuple[int, float]]:
-        """Like :meth:`search`, events only."""
-        return [(i, s) for i, s in self.search(text, viewer, 2 * k, where) if i > 0][:k]
+            out = []
+            for score, addr in res.hits:
+                doc = searcher.doc(addr)
+                out.append(TextHit(doc["kind"][0], int(doc["doc_id"][0]), float(score)))
+            return out
 
     def _filters(self, where: IndexFilter | None) -> list[tantivy.Query]:
         if where is None:

@@ -7,38 +7,19 @@ Chinese resolved against the observation's timestamp, roles, names, places, enti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..event import EventRecord
 from ..fusion.features import actors_of, entities_of, event_time_of, place_of
 from ..store.sqlite import StoredObservation
 from ..timeutil import to_epoch, to_iso
 
 
-@dataclass(frozen=True, slots=True)
-class EventDraft:
-    """An atomic event before embedding."""
-
-    observation_id: int
-    user: str
-    source: str
-    ts: str
-    ts_epoch: float
-    text: str
-    audience: tuple[str, ...] | None
-    event_start: str | None = None
-    event_end: str | None = None
-    actors: tuple[str, ...] = ()
-    place: str | None = None
-    entities: tuple[str, ...] = ()
-
-
-def extract_events(item: StoredObservation) -> list[EventDraft]:
+def extract_events(item: StoredObservation) -> list[EventRecord]:
     """One event per observation, with its event time, actors, place and entities."""
     obs = item.observation
     span = event_time_of(obs.source, obs.text, obs.meta, obs.ts)
     return [
-        EventDraft(
-            observation_id=item.id,
+        EventRecord(
+            observation_ids=(item.id,),
             user=obs.user,
             source=obs.source,
             ts=to_iso(obs.ts),

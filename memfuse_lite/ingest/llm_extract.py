@@ -10,10 +10,10 @@ import logging
 from dataclasses import replace
 
 from ..errors import LLMError
+from ..event import EventRecord
 from ..llm.base import LLM
 from ..prompts import extract
 from ..timeutil import parse_ts, to_iso
-from .extract import EventDraft
 
 log = logging.getLogger("memfuse_lite.ingest")
 
@@ -25,14 +25,14 @@ class LLMExtractor:
         self.llm = llm
         self.max_tokens = max_tokens
 
-    def refine(self, draft: EventDraft) -> EventDraft:
+    def refine(self, draft: EventRecord) -> EventRecord:
         """The draft with the model's fields where they are usable."""
         msgs = extract.messages(draft.source, draft.user, draft.ts, draft.text)
         try:
             value, _ = self.llm.complete_json(msgs, extract.SCHEMA, max_tokens=self.max_tokens,
                                               operation="extract")
         except LLMError as exc:
-            log.warning("LLM extraction failed for observation %s: %s", draft.observation_id,
+            log.warning("LLM extraction failed for observation %s: %s", draft.observation_ids,
                         exc)
             return draft
         start = _iso(value.get("event_start")) or draft.event_start

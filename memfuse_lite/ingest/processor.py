@@ -1,25 +1,24 @@
-"""The blocking half of ingestion: extract, embed, commit one transaction, update indexes."""
+"""The blocking half of ingestion, one batch at a time, in a straight line:
+
+extract events from the inbox's observations → embed them → one transaction (insert the
+events, fuse them, take the observations off the inbox) → apply the fusion change to the
+graph and the text index → add the events to the indexes.
+"""
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-import apsw
 import numpy as np
 
-from ..embed.base import Embedder
-from ..fusion.agent import BatchOutcome, FusionAgent
-from ..fusion.graph import FusionGraph
-from ..fusion.model import load_views
-from ..index.base import DerivedIndex
-from ..index.sparse import TantivyIndex
-from ..store.sqlite import IndexRow, NewEvent, Store, StoredObservation
-from ..timeutil import parse_ts, to_epoch
-from .extract import EventDraft, extract_events
+from ..engine import Engine
+from ..event import EventRecord
+from ..fusion.model import view_of
+from ..store.sqlite import StoredObservation, finish_inbox, insert_events
+from .extract import extract_events
 from .llm_extract import LLMExtractor
 
 log = logging.getLogger("memfuse_lite.ingest")
@@ -39,43 +38,21 @@ class StageTimes:
     dead: int = 0
 
 
-@dataclass
-class FusionRuntime:
-    """The fusion agent and the in-memory graph it keeps up to date."""
-
-    agent: FusionAgent
-    graph: FusionGraph
-    llm_calls: int = 0
-
-
 class BatchProcessor:
-    """Turns inbox observations into committed, indexed events."""
+    """Turns inbox observations into committed, fused, indexed events."""
 
-    def __init__(
-        self,
-        store: Store,
-        embedder: Embedder,
-        indexes: Sequence[DerivedIndex],
-        view_lock: threading.RLock,
-        fusion: FusionRuntime | None = None,
-        extractor: LLMExtractor | None = None,
-    ) -> None:
-        self.fusion = fusion
-        self.extractor = extractor
-        self.sparse = next((i for i in indexes if isinstance(i, TantivyIndex)), None)
-        self._fuse_seconds = 0.0
-        self.store = store
-        self.embedder = embedder
-        self.indexes = indexes
-        self.view_lock = view_lock
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        llm = engine.llms.optional(engine.config.extract_llm)
+        self.extractor = LLMExtractor(llm) if llm is not None else None
         self.times = StageTimes()
 
     def process(self, observation_ids: Sequence[int]) -> int:
         """Process the still-pending ids among ``observation_ids``; returns events written."""
-        self._fuse_seconds = 0.0
-        pending = set(self.store.pending())
+        engine, store, times = self.engine, self.engine.store, self.times
+        pending = set(store.pending())
         wanted = [i for i in dict.fromkeys(observation_ids) if i in pending]
-        items = self.store.load_observations(wanted)
+        items = store.load_observations(wanted)
         if not items:
             return 0
         t0 = time.perf_counter()
@@ -83,78 +60,43 @@ class BatchProcessor:
         t1 = time.perf_counter()
         vectors, more_dead = self._embed(drafts)
         dead.update(more_dead)
-        kept = [(d, v) for d, v in zip(drafts, vectors, strict=True)
-                if v is not None and d.observation_id not in dead]
+        records = [replace(d, embedding=v) for d, v in zip(drafts, vectors, strict=True)
+                   if v is not None and d.observation_ids[0] not in dead]
         t2 = time.perf_counter()
-        events = [
-            NewEvent(
-                observation_ids=(d.observation_id,),
-                user=d.user,
-                source=d.source,
-                ts=d.ts,
-                ts_epoch=d.ts_epoch,
-                text=d.text,
-                audience=d.audience,
-                embedding=v,
-                event_start=d.event_start,
-                event_end=d.event_end,
-                actors=d.actors,
-                place=d.place,
-                entities=d.entities,
-            )
-            for d, v in kept
-        ]
-        with self.view_lock:
+        fuse_seconds = 0.0
+        with engine.lock:
             # forget() may have deleted some of these observations while they were being
             # embedded; it holds the same lock, so checking here is race-free.
-            alive = self.store.existing_observations([i.id for i in items])
-            events = [ev for ev in events if alive.issuperset(ev.observation_ids)]
+            alive = store.existing_observations([i.id for i in items])
+            records = [r for r in records if alive.issuperset(r.observation_ids)]
             dead = {oid: why for oid, why in dead.items() if oid in alive}
+            change = None
+            with store.atomic() as db:
+                committed = insert_events(db, records)
+                if engine.fusion is not None:
+                    f0 = time.perf_counter()
+                    change = engine.fusion.agent.fuse(db, [view_of(r) for r in committed])
+                    fuse_seconds = time.perf_counter() - f0
+                finish_inbox(db, done=[i.id for i in items if i.id in alive], dead=dead)
             t3 = time.perf_counter()
-            ids, outcome = self.store.commit_batch(
-                events, done=[i.id for i in items if i.id in alive], dead=dead,
-                on_events=self._fuse if self.fusion is not None else None)
-            t4 = time.perf_counter()
-            if outcome is not None and self.fusion is not None:
-                self.fusion.agent.commit(outcome)
-                self.fusion.graph.add_members(outcome.members)
-                self.fusion.graph.move_members(outcome.moved)
-                self.fusion.graph.remove_fused(outcome.removed)
-                self.fusion.graph.add_edges(outcome.edges)
-                self.fusion.llm_calls += outcome.llm_calls
-            rows = [
-                IndexRow(eid, ev.text, ev.audience, ev.ts_epoch, ev.embedding, ev.user,
-                         ev.source, to_epoch(parse_ts(ev.event_start)) if ev.event_start
-                         else None)
-                for eid, ev in zip(ids, events, strict=True)
-            ]
-            for index in self.indexes:
-                index.add(rows)
-            if outcome is not None and self.sparse is not None:
-                self.sparse.remove_fused(sorted(outcome.removed))
-                self.sparse.upsert_fused(outcome.fused_docs)
-        t5 = time.perf_counter()
-        times = self.times
+            if change is not None and engine.fusion is not None:
+                engine.fusion.apply(change, engine.text)
+            for index in engine.indexes:
+                index.add(committed)
+        t4 = time.perf_counter()
         times.extract += t1 - t0
         times.embed += t2 - t1
-        times.commit += (t3 - t2) + (t4 - t3) - self._fuse_seconds
-        times.fuse += self._fuse_seconds
-        times.index += t5 - t4
+        times.commit += t3 - t2 - fuse_seconds
+        times.fuse += fuse_seconds
+        times.index += t4 - t3
         times.batches += 1
         times.observations += len(items)
         times.dead += len(dead)
-        return len(ids)
+        return len(committed)
 
-    def _fuse(self, db: apsw.Connection, ids: list[int]) -> BatchOutcome:
-        assert self.fusion is not None
-        t0 = time.perf_counter()
-        views = load_views(db, ids)
-        outcome = self.fusion.agent.fuse(db, [views[i] for i in ids])
-        self._fuse_seconds = time.perf_counter() - t0
-        return outcome
-
-    def _extract(self, items: Sequence[StoredObservation]) -> tuple[list[EventDraft], dict[int, str]]:
-        drafts: list[EventDraft] = []
+    def _extract(self, items: Sequence[StoredObservation]
+                 ) -> tuple[list[EventRecord], dict[int, str]]:
+        drafts: list[EventRecord] = []
         dead: dict[int, str] = {}
         for item in items:
             try:
@@ -167,19 +109,20 @@ class BatchProcessor:
                 dead[item.id] = f"extract: {exc!r}"
         return drafts, dead
 
-    def _embed(self, drafts: Sequence[EventDraft]) -> tuple[list[np.ndarray | None], dict[int, str]]:
+    def _embed(self, drafts: Sequence[EventRecord]
+               ) -> tuple[list[np.ndarray | None], dict[int, str]]:
         if not drafts:
             return [], {}
         try:
-            return list(self.embedder.embed([d.text for d in drafts])), {}
+            return list(self.engine.embedder.embed([d.text for d in drafts])), {}
         except Exception as exc:  # find the poison record(s) one by one
             log.warning("batch embedding failed (%r); retrying one by one", exc)
         vectors: list[np.ndarray | None] = []
         dead: dict[int, str] = {}
         for d in drafts:
             try:
-                vectors.append(self.embedder.embed([d.text])[0])
+                vectors.append(self.engine.embedder.embed([d.text])[0])
             except Exception as exc:
                 vectors.append(None)
-                dead[d.observation_id] = f"embed: {exc!r}"
+                dead[d.observation_ids[0]] = f"embed: {exc!r}"
         return vectors, dead

@@ -1,7 +1,8 @@
-"""Retrieval: pipelines over the derived indexes."""
+"""Retrieval: named pipelines over the derived indexes and the fusion graph."""
 
-from ..config import PIPELINES
+from .base import Context, Pipeline, Request
+from .registry import PIPELINES, register
 from .rrf import rrf
 from .search import Searcher
 
-__all__ = ["PIPELINES", "Searcher", "rrf"]
+__all__ = ["PIPELINES", "Context", "Pipeline", "Request", "Searcher", "register", "rrf"]

@@ -9,17 +9,21 @@ rounds, following up with the people and entities of the best evidence so far
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..config import RetrievalConfig
 from ..errors import LLMError
 from ..fusion.features import entities_of
 from ..llm.base import LLM
-from ..prompts import agentic
+from ..prompts import agentic as prompt
 from ..records import Hit
-from .fused import FusedContext, FusedRetriever
+from .base import Context, Pipeline, Request
+from .fused import FusedRetriever
 from .planner import Plan, keywords
+
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 log = logging.getLogger("memfuse_lite.retrieve")
 EVIDENCE_CHARS = 140
@@ -38,8 +42,7 @@ def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
     return "\n".join(lines)
 
 
-def merge(first: FusedContext, more: FusedContext, k: int, cfg: RetrievalConfig
-          ) -> FusedContext:
+def merge(first: Context, more: Context, k: int, cfg: RetrievalConfig) -> Context:
     """Union of two contexts by best score, fused memories deduplicated, laid out as the
     fused pipeline lays out one context (summaries on top of the k events, or in their
     places under the paper's layout)."""
@@ -51,64 +54,64 @@ def merge(first: FusedContext, more: FusedContext, k: int, cfg: RetrievalConfig
     fused = fused[: cfg.max_fused_summaries]
     slots = k if cfg.summaries_extra else max(1, k - len(fused))
     hits = sorted(best.values(), key=lambda h: (-h.score, h.event_id))[:slots]
-    return FusedContext(first.plan, tuple(hits), tuple(fused))
+    return Context(tuple(hits), tuple(fused), first.plan, first.rounds + more.rounds)
 
 
-class AgenticRetriever:
-    """Rounds of fused retrieval steered by the LLM (or by the fallback)."""
+def run(engine: Engine, req: Request) -> Context:
+    """Fused retrieval in rounds: after each, the LLM (or the fallback) judges whether
+    the evidence suffices and asks a follow-up question."""
+    retriever = FusedRetriever(engine)
+    cfg = engine.config.retrieval
+    question, now, k, viewer = req.query, req.now, req.k, req.viewer
+    plan = retriever.plan(question, now)
+    ctx = retriever.retrieve(question, viewer=viewer, now=now, k=k, plan=plan)
+    asked = {question}
+    llm = engine.llms.optional(engine.config.answer_llm)
+    while ctx.rounds < cfg.agentic_max_rounds:
+        follow = _follow_up(question, ctx, llm, cfg)
+        if not follow or follow in asked:
+            break
+        asked.add(follow)
+        more = retriever.retrieve(follow, viewer=viewer, now=now, k=k,
+                                  plan=Plan(follow, (follow,), plan.constraints))
+        ctx = merge(ctx, more, k, cfg)
+    return ctx
 
-    def __init__(self, fused: FusedRetriever, cfg: RetrievalConfig,
-                 llm: Callable[[], LLM | None]) -> None:
-        self.fused = fused
-        self.cfg = cfg
-        self.llm = llm
 
-    def retrieve(self, question: str, *, viewer: str, now: datetime | None, k: int
-                 ) -> tuple[FusedContext, int]:
-        """The merged context and the number of rounds taken."""
-        plan = self.fused.plan(question, now)
-        ctx = self.fused.retrieve(question, viewer=viewer, now=now, k=k, plan=plan)
-        asked = {question}
-        rounds = 1
-        llm = self.llm()
-        while rounds < self.cfg.agentic_max_rounds:
-            follow = self._follow_up(question, ctx, llm, rounds)
-            if not follow or follow in asked:
-                break
-            asked.add(follow)
-            rounds += 1
-            more = self.fused.retrieve(follow, viewer=viewer, now=now, k=k,
-                                       plan=Plan(follow, (follow,), plan.constraints))
-            ctx = merge(ctx, more, k, self.cfg)
-        return ctx, rounds
-
-    def _follow_up(self, question: str, ctx: FusedContext, llm: LLM | None,
-                   rounds: int) -> str | None:
-        if llm is None:
-            if rounds >= self.cfg.agentic_min_rounds:
-                return None
-            return self._feedback_query(question, ctx)
-        try:
-            value, _ = llm.complete_json(agentic.messages(question, format_evidence(ctx.hits)),
-                                         agentic.SCHEMA, max_tokens=48, operation="agentic")
-        except LLMError as exc:
-            log.warning("agentic round failed: %s", exc)
-            return None if rounds >= self.cfg.agentic_min_rounds else \
-                self._feedback_query(question, ctx)
-        if value.get("sufficient") and rounds >= self.cfg.agentic_min_rounds:
+def _follow_up(question: str, ctx: Context, llm: LLM | None, cfg: RetrievalConfig
+               ) -> str | None:
+    if llm is None:
+        if ctx.rounds >= cfg.agentic_min_rounds:
             return None
-        follow = str(value.get("follow_up") or "").strip()
-        return follow or (None if rounds >= self.cfg.agentic_min_rounds
-                          else self._feedback_query(question, ctx))
+        return _feedback_query(question, ctx)
+    try:
+        value, _ = llm.complete_json(prompt.messages(question, format_evidence(ctx.hits)),
+                                     prompt.SCHEMA, max_tokens=48, operation="agentic")
+    except LLMError as exc:
+        log.warning("agentic round failed: %s", exc)
+        return None if ctx.rounds >= cfg.agentic_min_rounds else \
+            _feedback_query(question, ctx)
+    if value.get("sufficient") and ctx.rounds >= cfg.agentic_min_rounds:
+        return None
+    follow = str(value.get("follow_up") or "").strip()
+    return follow or (None if ctx.rounds >= cfg.agentic_min_rounds
+                      else _feedback_query(question, ctx))
 
-    @staticmethod
-    def _feedback_query(question: str, ctx: FusedContext) -> str | None:
-        words = keywords(question).split()
-        for h in ctx.hits[:3]:
-            for w in entities_of(h.text):
-                if w not in words:
-                    words.append(w)
-                if len(words) >= 10:
-                    break
-        query = " ".join(words)
-        return query or None
+
+def _feedback_query(question: str, ctx: Context) -> str | None:
+    """Pseudo-relevance feedback: the question's keywords and the best evidence's
+    people and entities."""
+    words = keywords(question).split()
+    for h in ctx.hits[:3]:
+        for w in entities_of(h.text):
+            if w not in words:
+                words.append(w)
+            if len(words) >= 10:
+                break
+    query = " ".join(words)
+    return query or None
+
+
+PIPELINE = Pipeline("agentic", run, "fused retrieval in 2-5 rounds steered by the LLM "
+                    "(pseudo-relevance feedback without one)", needs_fusion=True,
+                    grounded=True)

@@ -3,36 +3,24 @@ grouped under fused memories, with superseded reports marked."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder
 from ..fusion.graph import FusionGraph
-from ..index.base import IndexFilter
-from ..index.dense import HnswIndex
-from ..index.sparse import TantivyIndex
-from ..llm.base import LLM
+from ..index.base import EVENT, FUSED, IndexFilter
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
-from ..store.sqlite import Store
 from ..timeutil import parse_ts, to_epoch
+from .base import Context, Pipeline, Request
 from .expand import expand
 from .llm_planner import refine_plan
 from .planner import Constraint, Plan, plan_query
 from .rrf import rrf
 
-
-@dataclass(frozen=True, slots=True)
-class FusedContext:
-    """The final context of one retrieval."""
-
-    plan: Plan
-    hits: tuple[Hit, ...]
-    fused: tuple[FusedMemory, ...]
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 
 def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilter | None:
@@ -71,46 +59,34 @@ def _matches(event: AtomicEvent, c: Constraint) -> bool:
 
 
 class FusedRetriever:
-    """Fusion-aware retrieval over the indexes and the fusion graph."""
+    """Fusion-aware retrieval over an engine's indexes and fusion graph."""
 
-    def __init__(self, store: Store, embedder: Embedder, dense: HnswIndex, sparse: TantivyIndex,
-                 graph: Callable[[], FusionGraph | None], cfg: RetrievalConfig,
-                 view_lock: threading.RLock,
-                 fused_view: Callable[[int, str], FusedMemory | None],
-                 people: Callable[[], tuple[list[str], list[str]]],
-                 planner_llm: Callable[[], LLM | None] = lambda: None) -> None:
-        self.planner_llm = planner_llm
-        self.store = store
-        self.embedder = embedder
-        self.dense = dense
-        self.sparse = sparse
-        self.graph = graph
-        self.cfg = cfg
-        self.view_lock = view_lock
-        self.fused_view = fused_view
-        self.people = people
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.store = engine.store
+        self.cfg = engine.config.retrieval
 
     def plan(self, question: str, now: datetime | None) -> Plan:
         """The plan for a question (a pass-through plan when the planner is off)."""
         if not self.cfg.use_planner:
             return Plan(question, (question,))
-        users, contacts = self.people()
+        users, contacts = self.engine.views.people()
         plan = plan_query(question, now, users=users, contacts=contacts)
-        llm = self.planner_llm()
+        llm = self.engine.llms.optional(self.engine.config.plan_llm)
         if llm is not None:
             plan = refine_plan(plan, llm, now, self.cfg.max_rewrites)
         return Plan(plan.question, plan.rewrites[: self.cfg.max_rewrites], plan.constraints)
 
     def retrieve(self, question: str, *, viewer: str, now: datetime | None, k: int,
-                 extra_queries: Sequence[str] = (), plan: Plan | None = None) -> FusedContext:
+                 extra_queries: Sequence[str] = (), plan: Plan | None = None) -> Context:
         """Seeds, expansion and the grouped final context for one question."""
         cfg = self.cfg
         plan = plan or self.plan(question, now)
         applied = plan.applied(cfg.constraint_min_confidence)
         where = _where(applied, now)
         queries = list(dict.fromkeys([*plan.rewrites, *extra_queries]))
-        vectors = self.embedder.embed(queries, role="query")
-        with self.view_lock:
+        vectors = self.engine.embedder.embed(queries, role="query")
+        with self.engine.lock:
             seeds = self._seeds(queries, vectors, viewer, where)
             if not seeds and where is not None:  # the constraints found nothing: relax them
                 seeds = self._seeds(queries, vectors, viewer, _where((), now))
@@ -123,7 +99,7 @@ class FusedRetriever:
                 for eid, ev in events.items():
                     if _matches(ev, c):
                         seeds[eid] *= cfg.boost
-            graph = self.graph()
+            graph = self.engine.graph
             if graph is not None and cfg.use_expansion:
                 found = expand(seeds, graph, cfg,
                                visible=lambda ids: self._visible(ids, viewer, now),
@@ -150,14 +126,16 @@ class FusedRetriever:
                where: IndexFilter | None) -> dict[int, float]:
         depth = self.cfg.seed_k
         lists: list[list[tuple[int, float]] | list[tuple[int, float, int]]] = []
-        graph = self.graph()
+        graph = self.engine.graph
         for query, vec in zip(queries, vectors, strict=True):
-            lists.append(self.dense.search(vec, viewer, depth, where=where))
-            sparse = self.sparse.search(query, viewer, 2 * depth, where=where)
-            lists.append([(i, s) for i, s in sparse if i > 0][:depth])
+            lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
+            # one BM25 ranking of events and episodes, split by kind
+            found = self.engine.text.search(query, viewer, 2 * depth, where=where,
+                                            kinds=(EVENT, FUSED))
+            lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
             if self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds and graph is not None:
                 lists.append(self._members_of_fused_hits(
-                    [(-i, s) for i, s in sparse if i < 0][:depth], graph, depth))
+                    [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
         return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True)[:depth])
 
     @staticmethod
@@ -179,7 +157,7 @@ class FusedRetriever:
         low, high = self.cfg.relevance_band
 
         def relevance(ids: list[int]) -> dict[int, float]:
-            sims = self.dense.similarities(query, ids)
+            sims = self.engine.dense.similarities(query, ids)
             return {i: min(1.0, max(0.0, (s - low) / (high - low))) for i, s in sims.items()}
 
         return relevance
@@ -213,7 +191,7 @@ class FusedRetriever:
 
     def _context(self, plan: Plan, scored: list[tuple[float, int, str]],
                  events: dict[int, AtomicEvent], superseded: dict[int, tuple[int, ...]],
-                 graph: FusionGraph | None, viewer: str, k: int) -> FusedContext:
+                 graph: FusionGraph | None, viewer: str, k: int) -> Context:
         fused: list[FusedMemory] = []
         if self.cfg.use_fused_summaries and graph is not None:
             seen: set[int] = set()
@@ -222,7 +200,7 @@ class FusedRetriever:
                 if fid is None or fid in seen or len(graph.members(fid)) < 2:
                     continue
                 seen.add(fid)
-                view = self.fused_view(fid, viewer)
+                view = self.engine.views.fused(fid, viewer)
                 if view is not None:
                     fused.append(view)
                 if len(fused) >= self.cfg.max_fused_summaries:
@@ -236,4 +214,13 @@ class FusedRetriever:
                 fused_id=graph.fused_of(eid) if graph is not None else None,
                 superseded_by=superseded.get(eid, ()), via=via)
             for score, eid, via in scored[:slots])
-        return FusedContext(plan, hits, tuple(fused))
+        return Context(hits, tuple(fused), plan)
+
+
+def fused(engine: Engine, req: Request) -> Context:
+    """Planner, constrained hybrid seeds, graph expansion, context under fused memories."""
+    return FusedRetriever(engine).retrieve(req.query, viewer=req.viewer, now=req.now, k=req.k)
+
+
+PIPELINE = Pipeline("fused", fused, "planner + hybrid seeds + graph expansion, grouped "
+                    "under fused memories", needs_fusion=True, grounded=True)

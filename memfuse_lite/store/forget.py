@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from ..fusion.summary import refresh_summary
+from . import fused as fused_sql
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,8 @@ class Deleted:
     events: tuple[int, ...]
     edges: int
     fused_removed: tuple[int, ...]
-    fused_changed: tuple[tuple[int, str, float], ...]  # (id, sparse document text, start)
+    fused_changed: tuple[int, ...]
+    """Fused memories that lost members and still have some (their summaries are stale)."""
 
 
 def select_observations(db: apsw.Connection, *, observations: Sequence[int] | None,
@@ -57,16 +58,9 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
             f"SELECT DISTINCT event_id FROM event_sources WHERE observation_id IN ({_marks(chunk)})",
             tuple(chunk)))
     ev = sorted(events)
-    fused: set[int] = set()
-    edges = 0
+    touched, edges = fused_sql.detach_events(db, ev)
     for chunk in _chunks(ev):
         m = _marks(chunk)
-        fused.update(int(r[0]) for r in db.execute(
-            f"SELECT DISTINCT fused_id FROM fused_members WHERE event_id IN ({m})", tuple(chunk)))
-        edges += _count(db, f"SELECT count(*) FROM edges WHERE src IN ({m}) OR dst IN ({m})",
-                        tuple(chunk) * 2)
-        db.execute(f"DELETE FROM edges WHERE src IN ({m}) OR dst IN ({m})", tuple(chunk) * 2)
-        db.execute(f"DELETE FROM fused_members WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM event_terms WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM event_sources WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM events WHERE id IN ({m})", tuple(chunk))
@@ -77,22 +71,9 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
         for table, column in (("inbox", "observation_id"), ("dead_letters", "observation_id"),
                               ("event_sources", "observation_id"), ("observations", "id")):
             db.execute(f"DELETE FROM {table} WHERE {column} IN ({m})", tuple(chunk))
-    removed: list[int] = []
-    changed: list[tuple[int, str, float]] = []
-    for fid in sorted(fused):
-        left = _count(db, "SELECT count(*) FROM fused_members WHERE fused_id = ?", (fid,))
-        if left:
-            changed.append((fid, *refresh_summary(db, fid)))
-            continue
-        db.execute("UPDATE fused_memories SET continues = NULL WHERE continues = ?", (fid,))
-        db.execute("DELETE FROM fused_memories WHERE id = ?", (fid,))
-        removed.append(fid)
+    removed = [fid for fid in sorted(touched) if fused_sql.delete_if_empty(db, fid)]
+    changed = sorted(touched - set(removed))
     return Deleted(tuple(ids), tuple(ev), edges, tuple(removed), tuple(changed))
-
-
-def _count(db: apsw.Connection, sql: str, args: tuple[int, ...]) -> int:
-    row = db.execute(sql, args).fetchone()
-    return int(row[0]) if row is not None else 0
 
 
 def _marks(chunk: Sequence[int]) -> str:

@@ -10,22 +10,22 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import apsw
 import numpy as np
 
 from ..errors import StoreCorrupt, StoreError
+from ..event import EventRecord
 from ..records import AtomicEvent, IngestResult, Observation, Provenance
-from ..timeutil import parse_ts, to_epoch, to_iso
+from ..timeutil import to_epoch, to_iso
 from .migrations import MIGRATIONS
 
 Row = tuple[Any, ...]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,44 +34,6 @@ class StoredObservation:
 
     id: int
     observation: Observation
-
-
-@dataclass(frozen=True, slots=True)
-class NewEvent:
-    """An atomic event ready to be committed (the id is assigned by SQLite)."""
-
-    observation_ids: tuple[int, ...]
-    user: str
-    source: str
-    ts: str
-    ts_epoch: float
-    text: str
-    audience: tuple[str, ...] | None
-    embedding: np.ndarray
-    event_start: str | None = None
-    event_end: str | None = None
-    actors: tuple[str, ...] = ()
-    place: str | None = None
-    entities: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class IndexRow:
-    """What a derived index needs of one event (``when``: event start, else observed)."""
-
-    id: int
-    text: str
-    audience: tuple[str, ...] | None
-    ts_epoch: float
-    embedding: np.ndarray
-    user: str = ""
-    source: str = ""
-    when: float | None = None
-
-    @property
-    def when_epoch(self) -> float:
-        """The time constraints are applied to."""
-        return self.when if self.when is not None else self.ts_epoch
 
 
 def _audience_json(audience: Sequence[str] | None) -> str | None:
@@ -283,61 +245,13 @@ class Store:
 
     # -- events ---------------------------------------------------------------
 
-    def commit_batch(
-        self,
-        events: Sequence[NewEvent],
-        done: Sequence[int],
-        dead: dict[int, str],
-        on_events: Callable[[apsw.Connection, list[int]], T] | None = None,
-    ) -> tuple[list[int], T | None]:
-        """Commit a processed batch in one transaction; returns the new event ids and what
-        ``on_events`` (run inside the same transaction, after the events) returned."""
-        ids: list[int] = []
-        hooked: T | None = None
-        now = time.time()
-        with self.atomic() as db:
-            for ev in events:
-                db.execute(
-                    "INSERT INTO events (user, source, ts, ts_epoch, event_start, event_end, text,"
-                    " actors, place, entities, audience, embedding)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        ev.user,
-                        ev.source,
-                        ev.ts,
-                        ev.ts_epoch,
-                        ev.event_start,
-                        ev.event_end,
-                        ev.text,
-                        json.dumps(list(ev.actors), ensure_ascii=False),
-                        ev.place,
-                        json.dumps(list(ev.entities), ensure_ascii=False),
-                        _audience_json(ev.audience),
-                        np.asarray(ev.embedding, dtype=np.float32).tobytes(),
-                    ),
-                )
-                eid = db.last_insert_rowid()
-                ids.append(eid)
-                db.executemany(
-                    "INSERT INTO event_sources VALUES (?, ?)",
-                    [(eid, oid) for oid in ev.observation_ids],
-                )
-            if on_events is not None:
-                hooked = on_events(db, ids)
-            for oid, error in dead.items():
-                db.execute(
-                    "INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?)", (oid, error, now)
-                )
-            db.executemany("DELETE FROM inbox WHERE observation_id = ?", [(o,) for o in done])
-        return ids, hooked
-
     def max_event_id(self) -> int:
         """The highest event id ever assigned (0 when none)."""
         with self.reading() as db:
             row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
         return int(row[0]) if row else 0
 
-    def index_rows(self, after: int = 0, batch: int = 2000) -> Iterator[list[IndexRow]]:
+    def index_rows(self, after: int = 0, batch: int = 2000) -> Iterator[list[EventRecord]]:
         """Events with id > ``after`` for a derived index, in id order, in batches."""
         last = after
         while True:
@@ -350,8 +264,9 @@ class Store:
             if not rows:
                 return
             yield [
-                IndexRow(r[0], r[1], _audience_load(r[2]), r[3], np.frombuffer(r[4], np.float32),
-                         r[5], r[6], _epoch_or_none(r[7]))
+                EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
+                            embedding=np.frombuffer(r[4], np.float32), user=r[5], source=r[6],
+                            event_start=r[7], ts="")
                 for r in rows
             ]
             last = rows[-1][0]
@@ -419,10 +334,37 @@ def _scalar(db: apsw.Connection, sql: str) -> int:
     return int(row[0]) if row is not None else 0
 
 
-def _epoch_or_none(value: str | None) -> float | None:
-    return None if value is None else to_epoch(parse_ts(value))
-
-
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+# -- writes inside a caller's transaction (the ingest transaction composes them) ----------
+
+
+def insert_events(db: apsw.Connection, events: Sequence[EventRecord]) -> list[EventRecord]:
+    """Insert embedded events with their source links; returns them with their new ids."""
+    out: list[EventRecord] = []
+    for ev in events:
+        db.execute(
+            "INSERT INTO events (user, source, ts, ts_epoch, event_start, event_end, text,"
+            " actors, place, entities, audience, embedding)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (ev.user, ev.source, ev.ts, ev.ts_epoch, ev.event_start, ev.event_end, ev.text,
+             json.dumps(list(ev.actors), ensure_ascii=False), ev.place,
+             json.dumps(list(ev.entities), ensure_ascii=False), _audience_json(ev.audience),
+             np.asarray(ev.vector, dtype=np.float32).tobytes()),
+        )
+        eid = db.last_insert_rowid()
+        db.executemany("INSERT INTO event_sources VALUES (?, ?)",
+                       [(eid, oid) for oid in ev.observation_ids])
+        out.append(replace(ev, id=eid))
+    return out
+
+
+def finish_inbox(db: apsw.Connection, done: Sequence[int], dead: dict[int, str]) -> None:
+    """Take processed observations off the inbox; record why the dead ones failed."""
+    now = time.time()
+    for oid, error in dead.items():
+        db.execute("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?)", (oid, error, now))
+    db.executemany("DELETE FROM inbox WHERE observation_id = ?", [(o,) for o in done])

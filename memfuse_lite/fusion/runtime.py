@@ -1,0 +1,89 @@
+"""Fusion at run time: the agent, the in-memory graph, and the one way a fusion change
+(a fused batch, a rebuild step, a forget) reaches the graph and the text index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from ..config import FusionConfig
+from ..index.base import DenseIndex, TextIndex
+from ..store import fused as fused_sql
+from ..store.sqlite import Store
+from .agent import Arbiter, FusionAgent, FusionChange
+from .graph import FusionGraph
+from .summary import refresh_summary
+from .terms import backfill as backfill_terms
+
+FUSED_DOCS_DIRTY = "sparse_fused_dirty"
+"""Meta flag: fused documents in the text index may be stale (set while a forget runs)."""
+
+
+@dataclass
+class FusionRuntime:
+    """The fusion agent and the graph it keeps up to date."""
+
+    agent: FusionAgent
+    graph: FusionGraph
+    llm_calls: int = 0
+
+    @classmethod
+    def open(cls, store: Store, cfg: FusionConfig, dense: DenseIndex,
+             arbiter: Arbiter | None = None) -> FusionRuntime:
+        """The agent over ``dense``'s neighbours, its zone and the graph loaded from SQLite."""
+        agent = FusionAgent(cfg, dense.search_all, arbiter)
+        if agent.model is not None:  # events fused before terms were kept have none
+            with store.atomic() as db:
+                backfill_terms(db)
+        runtime = cls(agent, FusionGraph())
+        runtime.reload(store)
+        return runtime
+
+    def reload(self, store: Store) -> None:
+        """Zone and graph from SQLite (after the cluster layer was rewritten wholesale)."""
+        with store.reading() as db:
+            self.agent.load_zone(db)
+            self.graph = FusionGraph.load(db)
+
+    def apply(self, change: FusionChange, text: TextIndex) -> None:
+        """Bring the zone, the graph and the text index's fused documents in line with a
+        change whose transaction has committed."""
+        if change.zone is not None:
+            self.agent.adopt_zone(change.zone)
+        self.graph.remove_events(change.events_removed)
+        self.graph.add_members(change.members)
+        self.graph.move_members(change.moved)
+        self.graph.remove_fused(change.removed)
+        self.graph.add_edges(change.edges)
+        self.llm_calls += change.llm_calls
+        apply_documents(change, text)
+
+
+def apply_documents(change: FusionChange, text: TextIndex) -> None:
+    """The text-index half of :meth:`FusionRuntime.apply` (all a memory without fusion
+    needs when a forget changes fused memories made earlier)."""
+    text.remove_fused(sorted(change.removed))
+    text.upsert_fused(change.fused_docs)
+
+
+def fused_documents(db: apsw.Connection, ids: Sequence[int]) -> list[tuple[int, str, float]]:
+    """Refresh the stored summaries of these fused memories and return their text-index
+    documents (call inside a write transaction)."""
+    return [(fid, *refresh_summary(db, fid)) for fid in ids]
+
+
+def reindex_documents(store: Store, text: TextIndex) -> None:
+    """Rewrite every fused memory's document in the text index (after the index was
+    rebuilt or a forget was interrupted: the documents are derived from SQLite too)."""
+    with store.reading() as db:
+        ids = fused_sql.fused_ids(db)
+    stale = sorted(text.fused_ids() - set(ids))
+    if stale:
+        text.remove_fused(stale)
+    with store.atomic() as db:
+        docs = fused_documents(db, ids)
+    for start in range(0, len(docs), 1000):
+        text.upsert_fused(docs[start : start + 1000])
+    store.meta_delete(FUSED_DOCS_DIRTY)

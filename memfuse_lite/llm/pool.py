@@ -1,0 +1,54 @@
+"""The memory's local LLMs by name: given ones first, GGUF files loaded on first use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from .base import LLM, Usage
+
+
+class LLMPool:
+    """One instance per model name, shared by every task that uses it (extraction,
+    arbitration, planning, answers, summaries)."""
+
+    def __init__(self, given: Mapping[str, LLM] | None, *, model_dir: Path,
+                 n_ctx: int, threads: int) -> None:
+        """``given`` maps names to ready models, used instead of loading files by those
+        names; any other name is resolved in ``model_dir`` (or as a path) when first asked."""
+        self._models: dict[str, LLM] = dict(given or {})
+        self._model_dir = model_dir
+        self._n_ctx = n_ctx
+        self._threads = threads
+
+    def get(self, name: str) -> LLM:
+        """The model called ``name``, loading it on first use."""
+        if name not in self._models:
+            from ..prepare.registry import resolve_llm_file
+            from .llamacpp import LlamaCppLLM
+
+            self._models[name] = LlamaCppLLM(resolve_llm_file(name, self._model_dir),
+                                             n_ctx=self._n_ctx, threads=self._threads)
+        return self._models[name]
+
+    def optional(self, name: str | None) -> LLM | None:
+        """The model called ``name``, or None when no name is configured."""
+        return self.get(name) if name else None
+
+    def usage(self) -> dict[str, Usage]:
+        """Tokens per operation, summed over the models loaded so far."""
+        out: dict[str, Usage] = {}
+        for llm in self._models.values():
+            for op, usage in llm.meter.snapshot().items():
+                prev = out.get(op)
+                out[op] = usage if prev is None else prev + usage
+        return out
+
+    def close(self) -> None:
+        """Release every loaded model."""
+        for llm in self._models.values():
+            llm.close()
+
+    def __len__(self) -> int:
+        """Models loaded (or given) so far."""
+        return len(self._models)

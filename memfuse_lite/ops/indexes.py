@@ -1,0 +1,51 @@
+"""Keeping the derived indexes in line with SQLite (at open, and rebuilt on demand)."""
+
+from __future__ import annotations
+
+import logging
+
+from ..index.factory import Indexes
+from ..store.sqlite import Store
+
+log = logging.getLogger("memfuse_lite")
+
+
+def catch_up(store: Store, indexes: Indexes) -> bool:
+    """Bring every index up to the store's last event: rebuild an index that is ahead of
+    the store, add what it lacks, drop what the store no longer has. Returns whether the
+    text index had events added (its fused-memory documents then need rewriting)."""
+    top = store.max_event_id()
+    text_refilled = False
+    live: set[int] = set()
+    for batch in store.index_rows(after=0, batch=5000):
+        live.update(row.id for row in batch)
+        indexes.dense.describe(batch)
+    for index in indexes:
+        if index.watermark > top:
+            log.warning("%s index is ahead of the store; rebuilding it", index.name)
+            index.reset()
+        behind = 0
+        for rows in store.index_rows(after=index.watermark):
+            index.add(rows)
+            behind += len(rows)
+        stale = index.labels() - live
+        if stale:
+            index.remove(sorted(stale))
+        if behind and index is indexes.text:
+            text_refilled = True
+        if behind or stale:
+            if index.rebuilt_reason:
+                log.warning("rebuilt the %s index from SQLite (%d events): %s", index.name,
+                            behind, index.rebuilt_reason)
+            else:
+                log.info("%s index caught up %d events, dropped %d", index.name, behind,
+                         len(stale))
+            index.persist()
+    return text_refilled
+
+
+def rebuild(store: Store, indexes: Indexes) -> bool:
+    """Drop and rebuild every index from SQLite; returns :func:`catch_up`'s answer."""
+    for index in indexes:
+        index.reset()
+    return catch_up(store, indexes)

@@ -1,0 +1,147 @@
+"""The cluster layer in SQLite: fused memories, their members and the graph's edges.
+
+Every statement that reads or writes ``fused_memories``, ``fused_members`` or ``edges``
+lives here; fusion, forgetting and rebuilding call these inside their transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import apsw
+
+from ..records import Edge
+
+MemberRow = tuple[int, str, str, str, str | None, str | None, str | None]
+"""(event id, user, source, text, ts, event_start, audience JSON) of one member."""
+
+
+def new_fused(db: apsw.Connection, continues: int | None = None) -> int:
+    """A new, empty fused memory (``continues``: the full one it carries on from)."""
+    db.execute("INSERT INTO fused_memories (continues) VALUES (?)", (continues,))
+    return int(db.last_insert_rowid())
+
+
+def add_member(db: apsw.Connection, fused_id: int, event_id: int) -> None:
+    """Put an event into a fused memory."""
+    db.execute("INSERT INTO fused_members VALUES (?, ?)", (fused_id, event_id))
+
+
+def size(db: apsw.Connection, fused_id: int) -> int:
+    """How many events a fused memory holds."""
+    row: tuple[Any, ...] | None = db.execute(
+        "SELECT count(*) FROM fused_members WHERE fused_id = ?", (fused_id,)).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def fused_of(db: apsw.Connection, event_ids: Sequence[int]) -> dict[int, int]:
+    """The fused memory of each event that has one (the newest, for continuations)."""
+    out: dict[int, int] = {}
+    for chunk in _chunks(event_ids):
+        for eid, fid in db.execute(
+                f"SELECT event_id, max(fused_id) FROM fused_members WHERE event_id IN"
+                f" ({_marks(chunk)}) GROUP BY event_id", tuple(chunk)):
+            out[int(eid)] = int(fid)
+    return out
+
+
+def merge_into(db: apsw.Connection, target: int, other: int) -> list[int]:
+    """Move every member of ``other`` into ``target`` and delete ``other``; returns the
+    moved event ids."""
+    moved = [int(r[0]) for r in db.execute(
+        "SELECT event_id FROM fused_members WHERE fused_id = ?", (other,))]
+    db.execute("UPDATE fused_members SET fused_id = ? WHERE fused_id = ?", (target, other))
+    db.execute("UPDATE fused_memories SET continues = ? WHERE continues = ?", (target, other))
+    db.execute("DELETE FROM fused_memories WHERE id = ?", (other,))
+    return moved
+
+
+def member_texts(db: apsw.Connection, fused_id: int) -> list[tuple[str, str]]:
+    """(text, actors JSON) of a fused memory's members."""
+    return [(str(t), str(a)) for t, a in db.execute(
+        "SELECT e.text, e.actors FROM fused_members m JOIN events e ON e.id = m.event_id"
+        " WHERE m.fused_id = ?", (fused_id,))]
+
+
+def member_rows(db: apsw.Connection, fused_id: int) -> list[MemberRow]:
+    """A fused memory's members, in event-time order."""
+    return [
+        (int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
+        for r in db.execute(
+            "SELECT e.id, e.user, e.source, e.text, e.ts, e.event_start, e.audience"
+            " FROM fused_members m JOIN events e ON e.id = m.event_id WHERE m.fused_id = ?"
+            " ORDER BY coalesce(e.event_start, e.ts), e.id", (fused_id,))
+    ]
+
+
+def set_summary(db: apsw.Connection, fused_id: int, summary: str, start: str | None,
+                end: str | None) -> None:
+    """Store a fused memory's household summary and time span."""
+    db.execute("UPDATE fused_memories SET summary = ?, start = ?, end = ? WHERE id = ?",
+               (summary, start, end, fused_id))
+
+
+def fused_ids(db: apsw.Connection) -> list[int]:
+    """Every fused memory."""
+    return [int(r[0]) for r in db.execute("SELECT id FROM fused_memories ORDER BY id")]
+
+
+def insert_edges(db: apsw.Connection, edges: Iterable[Edge]) -> None:
+    """Add edges (a repeated (kind, src, dst) is ignored)."""
+    db.executemany("INSERT OR IGNORE INTO edges (kind, src, dst, weight, reason)"
+                   " VALUES (?, ?, ?, ?, ?)",
+                   [(e.kind, e.src, e.dst, e.weight, e.reason) for e in edges])
+
+
+def memberships(db: apsw.Connection) -> Iterator[tuple[int, int]]:
+    """Every (event, fused memory) pair."""
+    for e, f in db.execute("SELECT event_id, fused_id FROM fused_members"):
+        yield int(e), int(f)
+
+
+def all_edges(db: apsw.Connection) -> Iterator[Edge]:
+    """Every stored edge."""
+    for k, s, d, w, r in db.execute("SELECT kind, src, dst, weight, reason FROM edges"):
+        yield Edge(k, int(s), int(d), float(w), r)
+
+
+def clear(db: apsw.Connection) -> None:
+    """Delete the whole cluster layer (before fusion is run again over every event)."""
+    db.execute("DELETE FROM edges; DELETE FROM fused_members; DELETE FROM fused_memories;")
+
+
+def detach_events(db: apsw.Connection, event_ids: Sequence[int]) -> tuple[set[int], int]:
+    """Remove events from their fused memories and delete their edges; returns the fused
+    memories that lost members and the number of edges deleted."""
+    touched: set[int] = set()
+    edges = 0
+    for chunk in _chunks(event_ids):
+        m = _marks(chunk)
+        touched.update(int(r[0]) for r in db.execute(
+            f"SELECT DISTINCT fused_id FROM fused_members WHERE event_id IN ({m})",
+            tuple(chunk)))
+        row = db.execute(f"SELECT count(*) FROM edges WHERE src IN ({m}) OR dst IN ({m})",
+                         tuple(chunk) * 2).fetchone()
+        edges += int(row[0]) if row is not None else 0
+        db.execute(f"DELETE FROM edges WHERE src IN ({m}) OR dst IN ({m})", tuple(chunk) * 2)
+        db.execute(f"DELETE FROM fused_members WHERE event_id IN ({m})", tuple(chunk))
+    return touched, edges
+
+
+def delete_if_empty(db: apsw.Connection, fused_id: int) -> bool:
+    """Delete a fused memory that has no members left; returns whether it was deleted."""
+    if size(db, fused_id):
+        return False
+    db.execute("UPDATE fused_memories SET continues = NULL WHERE continues = ?", (fused_id,))
+    db.execute("DELETE FROM fused_memories WHERE id = ?", (fused_id,))
+    return True
+
+
+def _marks(chunk: Sequence[int]) -> str:
+    return ",".join("?" * len(chunk))
+
+
+def _chunks(items: Sequence[int], n: int = 400) -> Iterator[Sequence[int]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
