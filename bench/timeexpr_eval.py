@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from memfuse_lite.config import RetrievalConfig
-from memfuse_lite.fusion.timeexpr import resolve_time
-from memfuse_lite.retrieve.timerange import find_time_range
+from memfuse_lite.text.timeexpr import resolve_time
+from memfuse_lite.text.timerange import find_time_range
 
 from .common import write_result
 

@@ -35,6 +35,7 @@ from .records import (
     Provenance,
     SearchResult,
 )
+from .sources import SourceProfile, register_source
 
 __version__ = "0.1.0"
 
@@ -71,6 +72,8 @@ __all__ = [
     "Provenance",
     "RetrievalConfig",
     "SearchResult",
+    "SourceProfile",
     "StoreCorrupt",
     "StoreError",
+    "register_source",
 ]

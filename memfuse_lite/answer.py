@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import LLMError
-from .fusion.features import entities_of
 from .fusion.terms import terms_of
-from .index.tokenize import words
 from .llm.base import LLM, Usage
 from .prompts import answer as prompt
 from .records import FusedMemory, Hit, Provenance
 from .retrieve.agentic import format_evidence
 from .retrieve.planner import keywords
+from .text.features import entities_of
+from .text.tokens import words
 
 log = logging.getLogger("memfuse_lite.answer")
 DONT_KNOW = "I don't know: nothing in this memory supports an answer."

@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from memfuse_lite.fusion.timeexpr import resolve_time, zh_number
 from memfuse_lite.retrieve.planner import plan_query
-from memfuse_lite.retrieve.timerange import find_time_range
+from memfuse_lite.text.timeexpr import resolve_time, zh_number
+from memfuse_lite.text.timerange import find_time_range
 
 TUESDAY = datetime(2025, 3, 4, 12, 10)
 

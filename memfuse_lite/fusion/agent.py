@@ -25,8 +25,9 @@ import numpy as np
 
 from ..config import FusionConfig
 from ..records import Edge
+from ..sources import profile_of
 from ..store import fused as fused_sql
-from .features import cause_clause, entities_of, name_tokens
+from ..text.features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views
 from .pairs import PairModel, pair_features
 from .summary import refresh_summary
@@ -34,14 +35,13 @@ from .terms import document_frequencies, rare_matches, store_terms, terms_of, te
 
 log = logging.getLogger("memfuse_lite.fusion")
 
-RECORDED_SOURCES = frozenset({"call", "photo", "payment", "location", "fitness_health"})
 Neighbours = Callable[[np.ndarray, int, int], list[tuple[int, float]]]
 Arbiter = Callable[[EventView, Sequence[EventView]], bool]
 
 
 def _scheduled(e: EventView) -> bool:
     """Whether the event time is a reported schedule (not the moment of recording)."""
-    return e.start is not None and e.source not in RECORDED_SOURCES
+    return e.start is not None and not profile_of(e.source).records_moment
 
 
 def _day(epoch: float) -> object:

@@ -10,8 +10,8 @@ import apsw
 import numpy as np
 
 from ..event import EventRecord
+from ..text.features import has_cancel, has_reschedule, name_tokens
 from ..timeutil import parse_ts, to_epoch
-from .features import has_cancel, has_reschedule, name_tokens
 
 DAY = 86_400.0
 

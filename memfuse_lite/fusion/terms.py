@@ -15,8 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import apsw
 
-from ..index.tokenize import words
-from .features import STOPWORDS
+from ..text.features import terms_of
 
 log = logging.getLogger("memfuse_lite.fusion")
 
@@ -26,16 +25,6 @@ RARE_DF = 30
 """A term shared with at most this many earlier events can bring in a candidate."""
 POSTINGS = 100
 """Earlier events read per rare term (the latest first)."""
-
-
-def terms_of(text: str) -> frozenset[str]:
-    """Distinct content words: no stop words, numbers or very short words."""
-    out = set()
-    for tok in words(text[:2000]):
-        if tok in STOPWORDS or tok.isdigit() or len(tok) < (3 if tok.isascii() else 2):
-            continue
-        out.add(tok)
-    return frozenset(out)
 
 
 def store_terms(db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:

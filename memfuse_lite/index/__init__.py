@@ -7,8 +7,6 @@ backends are chosen by name in :class:`~memfuse_lite.config.IndexConfig` and bui
 
 from .base import EVENT, FUSED, DenseIndex, DerivedIndex, DocKind, IndexFilter, TextHit, TextIndex
 from .factory import DENSE_BACKENDS, TEXT_BACKENDS, Indexes, open_indexes
-from .tokenize import tokenize
 
 __all__ = ["DENSE_BACKENDS", "EVENT", "FUSED", "TEXT_BACKENDS", "DenseIndex", "DerivedIndex",
-           "DocKind", "IndexFilter", "Indexes", "TextHit", "TextIndex", "open_indexes",
-           "tokenize"]
+           "DocKind", "IndexFilter", "Indexes", "TextHit", "TextIndex", "open_indexes"]

@@ -17,6 +17,7 @@ from pathlib import Path
 import tantivy
 
 from ..event import EventRecord
+from ..text.tokens import tokenize
 from .base import (
     EVENT,
     FUSED,
@@ -28,7 +29,6 @@ from .base import (
     read_sidecar,
     write_sidecar,
 )
-from .tokenize import tokenize
 
 FORMAT = 4
 HOUSEHOLD = "*"

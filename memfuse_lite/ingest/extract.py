@@ -1,15 +1,16 @@
 """Observation → atomic event drafts (the event layer's entry point).
 
-Rule-based and source-aware: structured fields first (a calendar entry's start and end,
-a call's contact, a photo's location), then the text (relative times in English and
+Rule-based and source-aware: structured fields first, read through the source's profile
+(a calendar entry's start and end, a call's contact, a photo's location), then the text (relative times in English and
 Chinese resolved against the observation's timestamp, roles, names, places, entities).
 """
 
 from __future__ import annotations
 
 from ..event import EventRecord
-from ..fusion.features import actors_of, entities_of, event_time_of, place_of
+from ..sources import actors_of, event_time_of, place_of
 from ..store.sqlite import StoredObservation
+from ..text.features import entities_of
 from ..timeutil import to_epoch, to_iso
 
 
@@ -28,8 +29,8 @@ def extract_events(item: StoredObservation) -> list[EventRecord]:
             audience=obs.audience,
             event_start=to_iso(span[0]) if span else None,
             event_end=to_iso(span[1]) if span else None,
-            actors=actors_of(obs.text, obs.meta, obs.user),
-            place=place_of(obs.text, obs.meta),
+            actors=actors_of(obs.source, obs.text, obs.meta, obs.user),
+            place=place_of(obs.source, obs.text, obs.meta),
             entities=entities_of(obs.text),
         )
     ]

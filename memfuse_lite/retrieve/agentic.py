@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from ..config import RetrievalConfig
 from ..errors import LLMError
-from ..fusion.features import entities_of
 from ..llm.base import LLM
 from ..prompts import agentic as prompt
 from ..records import Hit
+from ..text.features import entities_of
 from .base import Context, Pipeline, Request
 from .fused import FusedRetriever
 from .planner import Plan, keywords

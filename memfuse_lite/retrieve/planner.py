@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..fusion.features import entities_of
+from ..text.features import entities_of
+from ..text.timerange import find_time_range
 from ..timeutil import to_epoch
-from .timerange import find_time_range
 
 SOURCE_WORDS: list[tuple[str, str, float]] = [
     # (pattern, source, confidence when named explicitly as where the record is)

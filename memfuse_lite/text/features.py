@@ -1,25 +1,12 @@
-"""Rule-based event features: actors, place, entities and cue words, in English and Chinese.
-
-Source-aware: structured fields a source gives (a call's contact, a calendar entry's
-start and end, a photo's location) are used before anything is read from the text.
-"""
+"""What text says, by rule, in English and Chinese: people by role or title, a place
+after "at", key entities and names, content terms, and cue words (rescheduled,
+cancelled, because). Structured fields are read by :mod:`memfuse_lite.sources`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any
 
-from ..index.tokenize import tokenize
-from ..timeutil import parse_ts
-from .timeexpr import Span, resolve_time
-
-ACTOR_KEYS = ("contactName", "contact", "from", "to", "sender", "receiver", "recipient",
-              "participants", "attendees", "with", "people", "faceRecognition", "speaker")
-PLACE_KEYS = ("location", "place", "address", "venue", "poi")
-START_KEYS = ("start_time", "start", "starts_at", "begin")
-END_KEYS = ("end_time", "end", "ends_at", "datetime_end")
+from .tokens import tokenize, words
 
 ROLES = {
     "mom": "mom", "mum": "mom", "mother": "mom", "mommy": "mom", "妈妈": "mom", "妈": "mom",
@@ -61,32 +48,9 @@ _CAPS = re.compile(r"\b(?:Dr\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)
 _AT_PLACE = re.compile(r"\b(?:at|in)\s+((?:the\s+)?[A-Z][\w'.&-]*(?:\s+[A-Z][\w'.&-]*){0,4})")
 
 
-def _names(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [v.strip() for v in re.split(r"[,;、，/]| and ", value) if v.strip()]
-    if isinstance(value, list | tuple):
-        return [n for v in value for n in _names(v)]
-    if isinstance(value, Mapping):
-        return [n for k in ("name", "contactName") if k in value for n in _names(value[k])]
-    return []
-
-
-def _place(value: object) -> str | None:
-    if isinstance(value, Mapping):
-        parts = [value.get(k) for k in ("poi", "name", "streetName", "district", "city")]
-        text = ", ".join(str(p) for p in parts if p)
-        return text or None
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
-
-
-def actors_of(text: str, meta: Mapping[str, Any], user: str) -> tuple[str, ...]:
-    """People involved: structured contact fields, then role words and titled names."""
+def people_in(text: str) -> list[str]:
+    """People a text names by role ("mom", "牙医") or title ("Dr. Lin")."""
     found: list[str] = []
-    for key in ACTOR_KEYS:
-        if key in meta:
-            found.extend(_names(meta[key]))
     lowered = text.lower()
     for word, role in ROLES.items():
         if (word.isascii() and re.search(rf"\b{re.escape(word)}\b", lowered)) or (
@@ -94,21 +58,11 @@ def actors_of(text: str, meta: Mapping[str, Any], user: str) -> tuple[str, ...]:
             found.append(role)
     found.extend(m.group(0).strip() for m in re.finditer(r"\b(?:Dr|Mr|Mrs|Ms)\.\s?[A-Z][a-z]+",
                                                          text))
-    seen: dict[str, None] = {}
-    for name in found:
-        key = name.strip()
-        if key and key.lower() != user.lower():
-            seen.setdefault(key, None)
-    return tuple(list(seen)[:8])
+    return found
 
 
-def place_of(text: str, meta: Mapping[str, Any]) -> str | None:
-    """Where: a structured location field, else 'at <Capitalised Name>'."""
-    for key in PLACE_KEYS:
-        if key in meta:
-            place = _place(meta[key])
-            if place:
-                return place[:200]
+def place_in(text: str) -> str | None:
+    """A place the text names: 'at <Capitalised Name>'."""
     m = _AT_PLACE.search(text)
     return m.group(1)[:200] if m else None
 
@@ -147,29 +101,6 @@ def name_tokens(text: str, actors: frozenset[str] = frozenset()) -> frozenset[st
     return frozenset(words)
 
 
-def _meta_time(meta: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
-    for key in keys:
-        value = meta.get(key)
-        if value:
-            try:
-                return parse_ts(value)
-            except ValueError:
-                continue
-    return None
-
-
-def event_time_of(source: str, text: str, meta: Mapping[str, Any], ts: datetime) -> Span | None:
-    """When the happening is: structured start/end first, then the text, else None."""
-    start = _meta_time(meta, START_KEYS)
-    end = _meta_time(meta, END_KEYS)
-    if start is not None:
-        return start, end if end is not None and end >= start else start
-    if source in ("call", "photo", "payment", "location", "fitness_health"):
-        # these record the happening at the moment they are made
-        return ts, end if end is not None and end >= ts else ts
-    return resolve_time(text, ts)
-
-
 def has_reschedule(text: str) -> bool:
     """A rescheduling cue (moved to, postponed, 改到, 推迟 …)."""
     return bool(RESCHEDULE.search(text))
@@ -189,3 +120,13 @@ def cause_clause(text: str) -> str | None:
     if m:
         return text[: m.start()][-300:]
     return None
+
+
+def terms_of(text: str) -> frozenset[str]:
+    """Distinct content words: no stop words, numbers or very short words."""
+    out = set()
+    for tok in words(text[:2000]):
+        if tok in STOPWORDS or tok.isdigit() or len(tok) < (3 if tok.isascii() else 2):
+            continue
+        out.add(tok)
+    return frozenset(out)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from ..fusion.timeexpr import MONTHS_EN, WEEKDAYS_EN, ZH_WEEKDAY, en_number, zh_number
+from .timeexpr import MONTHS_EN, WEEKDAYS_EN, ZH_WEEKDAY, en_number, zh_number
 
 
 @dataclass(frozen=True, slots=True)

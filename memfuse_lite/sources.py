@@ -1,0 +1,146 @@
+"""Source profiles: what the structured fields of each kind of record mean.
+
+A profile names the ``meta`` fields that carry the people involved, the place, and the
+start and end of the happening, and says whether the record itself marks the moment
+something happened (a call, a photo, a payment) or reports it (a chat about Thursday's
+dentist). Sources without a profile of their own use :data:`DEFAULT`. Extraction and
+fusion read profiles; nothing else names a source's fields.
+
+>>> register_source(SourceProfile("voicemail", records_moment=True,        # doctest: +SKIP
+...                               actor_fields=("caller",)))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from .text.features import people_in, place_in
+from .text.timeexpr import Span, resolve_time
+from .timeutil import parse_ts
+
+MAX_ACTORS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProfile:
+    """How to read one source's records."""
+
+    name: str
+    actor_fields: tuple[str, ...] = ("contactName", "contact", "from", "to", "sender",
+                                     "receiver", "recipient", "participants", "attendees",
+                                     "with", "people", "speaker")
+    """Fields naming the people involved (a string, a list, or objects with ``name``)."""
+    place_fields: tuple[str, ...] = ("location", "place", "address", "venue", "poi")
+    """Fields naming where (a string, or an object with poi/name/street/district/city)."""
+    start_fields: tuple[str, ...] = ("start_time", "start", "starts_at", "begin")
+    end_fields: tuple[str, ...] = ("end_time", "end", "ends_at")
+    records_moment: bool = False
+    """The record is made when the happening is (its timestamp is the event time)."""
+
+
+DEFAULT = SourceProfile("*")
+"""The profile of a source nobody registered."""
+
+_PROFILES: dict[str, SourceProfile] = {}
+
+
+def register_source(profile: SourceProfile) -> None:
+    """Use ``profile`` for records whose source is ``profile.name`` (replacing any)."""
+    if not profile.name or profile.name == DEFAULT.name:
+        raise ValueError("a source profile needs the source's name")
+    _PROFILES[profile.name] = profile
+
+
+def profile_of(source: str) -> SourceProfile:
+    """The profile for a source (the default when it has none)."""
+    return _PROFILES.get(source, DEFAULT)
+
+
+for _profile in (
+    replace(DEFAULT, name="call", end_fields=(*DEFAULT.end_fields, "datetime_end"),
+            records_moment=True),
+    replace(DEFAULT, name="photo", actor_fields=(*DEFAULT.actor_fields, "faceRecognition"),
+            records_moment=True),
+    replace(DEFAULT, name="payment", records_moment=True),
+    replace(DEFAULT, name="location", records_moment=True),
+    replace(DEFAULT, name="fitness_health", records_moment=True),
+):
+    register_source(_profile)
+
+
+# -- reading a record through its profile ------------------------------------------
+
+
+def actors_of(source: str, text: str, meta: Mapping[str, Any], user: str) -> tuple[str, ...]:
+    """People involved: the profile's fields first, then people the text names; never
+    the record's own user."""
+    found: list[str] = []
+    for key in profile_of(source).actor_fields:
+        if key in meta:
+            found.extend(_names(meta[key]))
+    found.extend(people_in(text))
+    seen: dict[str, None] = {}
+    for name in found:
+        key = name.strip()
+        if key and key.lower() != user.lower():
+            seen.setdefault(key, None)
+    return tuple(list(seen)[:MAX_ACTORS])
+
+
+def place_of(source: str, text: str, meta: Mapping[str, Any]) -> str | None:
+    """Where: the profile's place fields, else a place the text names."""
+    for key in profile_of(source).place_fields:
+        if key in meta:
+            place = _place(meta[key])
+            if place:
+                return place[:200]
+    return place_in(text)
+
+
+def event_time_of(source: str, text: str, meta: Mapping[str, Any], ts: datetime
+                  ) -> Span | None:
+    """When the happening is: the profile's start/end fields, the record's own time for
+    sources that mark the moment, else a time the text states; None when unknown."""
+    profile = profile_of(source)
+    start = _meta_time(meta, profile.start_fields)
+    end = _meta_time(meta, profile.end_fields)
+    if start is not None:
+        return start, end if end is not None and end >= start else start
+    if profile.records_moment:
+        return ts, end if end is not None and end >= ts else ts
+    return resolve_time(text, ts)
+
+
+def _names(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in re.split(r"[,;、，/]| and ", value) if v.strip()]
+    if isinstance(value, list | tuple):
+        return [n for v in value for n in _names(v)]
+    if isinstance(value, Mapping):
+        return [n for k in ("name", "contactName") if k in value for n in _names(value[k])]
+    return []
+
+
+def _place(value: object) -> str | None:
+    if isinstance(value, Mapping):
+        parts = [value.get(k) for k in ("poi", "name", "streetName", "district", "city")]
+        text = ", ".join(str(p) for p in parts if p)
+        return text or None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _meta_time(meta: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
+    for key in keys:
+        value = meta.get(key)
+        if value:
+            try:
+                return parse_ts(value)
+            except ValueError:
+                continue
+    return None
