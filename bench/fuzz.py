@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memfuse_lite import InvalidObservation, InvalidQuery, MemFuse, Observation
-from memfuse_lite.jsonl import LineError, read_observations
+from memfuse_lite.jsonl import read_observations
+from memfuse_lite.records import Rejected
 
 NASTY = ["'; DROP TABLE observations; --", "text:foo AND (bar OR", "\"unterminated", "*?~^",
          "field:[a TO z]", "\x00", "\x1b[31m", "🦷📅", "牙医 dentist ру́сский", "\ud800", "+-!(){}",
@@ -93,7 +94,7 @@ def fuzz(mem: MemFuse, work: Path, examples: int) -> dict[str, Any]:
         try:
             for item in read_observations(path):
                 stats["lines"] += 1
-                stats["line_errors"] += isinstance(item, LineError)
+                stats["line_errors"] += isinstance(item, Rejected)
         except Exception as exc:  # noqa: BLE001
             crash("jsonl", exc)
 

@@ -13,9 +13,12 @@ from typing import Any
 
 from .config import MemFuseConfig, default_model_dir
 from .errors import MemFuseError, NotFound
+from .jsonl import answer_json, event_json, timeline_json
 from .memory import MemFuse
 from .ops.reembed import reembed
+from .records import Observation
 from .retrieve.registry import PIPELINES, names
+from .timeutil import parse_ts
 
 
 def _config(args: argparse.Namespace) -> MemFuseConfig:
@@ -34,47 +37,140 @@ def _print_json(obj: Any) -> None:
 
 # -- ingest -------------------------------------------------------------------------
 
-def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest observation JSONL files; prints ingested / duplicate / rejected."""
+def _new_summary() -> dict[str, Any]:
+    return {"ingested": 0, "duplicate": 0, "rejected": 0, "reasons": []}
+
+
+async def _ingest(mem: MemFuse, items: Any, summary: dict[str, Any]) -> None:
+    """Ingest observations in batches, counting rejections (anything with a reason)."""
+    batch = []
+    for item in items:
+        if not isinstance(item, Observation):
+            summary["rejected"] += 1
+            summary["reasons"].append(str(item))
+            continue
+        batch.append(item)
+        if len(batch) >= 256:
+            _count(summary, await mem.ingest_many(batch))
+            batch = []
+    if batch:
+        _count(summary, await mem.ingest_many(batch))
+
+
+def _report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    if args.json:
+        _print_json(summary)
+        return
+    print(f"ingested {summary['ingested']}, duplicate {summary['duplicate']}, "
+          f"rejected {summary['rejected']}, dead-lettered {summary['dead_letters']}")
+    for reason in summary["reasons"][:50]:
+        print(f"  rejected {reason}")
+    if len(summary["reasons"]) > 50:
+        print(f"  … and {len(summary['reasons']) - 50} more")
+
+
+def _progress(items: Any, args: argparse.Namespace, label: str, total: int | None = None
+              ) -> Any:
     from tqdm import tqdm
 
-    from .jsonl import LineError, read_observations
+    return tqdm(items, desc=label, unit=" obs", total=total, file=sys.stderr,
+                disable=args.quiet or not sys.stderr.isatty())
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Ingest observation JSONL files; prints ingested / duplicate / rejected."""
+    from .jsonl import read_observations
 
     async def run() -> dict[str, Any]:
-        summary: dict[str, Any] = {"ingested": 0, "duplicate": 0, "rejected": 0, "reasons": []}
+        summary = _new_summary()
         async with _open(args, create=True) as mem:
             for path in args.files:
-                batch = []
-                lines = tqdm(read_observations(Path(path)), desc=Path(path).name, unit=" obs",
-                             disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
-                for item in lines:
-                    if isinstance(item, LineError):
-                        summary["rejected"] += 1
-                        summary["reasons"].append(f"{item.path}:{item.line}: {item.reason}")
-                        continue
-                    batch.append(item)
-                    if len(batch) >= 256:
-                        _count(summary, await mem.ingest_many(batch))
-                        batch = []
-                if batch:
-                    _count(summary, await mem.ingest_many(batch))
+                await _ingest(mem, _progress(read_observations(Path(path)), args,
+                                             Path(path).name), summary)
             await mem.flush()
             summary["dead_letters"] = len(mem.dead_letters())
             if getattr(args, "canonical", False):
                 summary["fusion"] = await asyncio.to_thread(mem.canonicalise)
         return summary
 
-    summary = asyncio.run(run())
-    if args.json:
-        _print_json(summary)
-    else:
-        print(f"ingested {summary['ingested']}, duplicate {summary['duplicate']}, "
-              f"rejected {summary['rejected']}, dead-lettered {summary['dead_letters']}")
-        for reason in summary["reasons"][:50]:
-            print(f"  rejected {reason}")
-        if len(summary["reasons"]) > 50:
-            print(f"  … and {len(summary['reasons']) - 50} more")
+    _report(args, asyncio.run(run()))
     return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import app exports (calendar, mail, contacts, SMS/calls, photos, WhatsApp)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from .importers import ImportContext, read
+    from .importers.contacts import directory
+
+    try:
+        tz = ZoneInfo(args.tz) if args.tz else None
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise MemFuseError(f"unknown time zone {args.tz!r} (use an IANA name such as "
+                           "Europe/Berlin)") from exc
+    visibility: Any = args.visibility
+    if visibility not in ("household", "private"):
+        visibility = [v.strip() for v in visibility.split(",") if v.strip()]
+
+    def when(value: str | None) -> Any:
+        if value is None:
+            return None
+        try:
+            dt = parse_ts(value)
+        except ValueError as exc:
+            raise MemFuseError(f"--since/--until: {exc}") from exc
+        return dt if dt.tzinfo is not None else dt.replace(tzinfo=tz or _local_zone())
+
+    async def run() -> dict[str, Any]:
+        summary = _new_summary()
+        async with _open(args, create=True) as mem:
+            for path in args.paths:
+                ctx = ImportContext(user=args.user, device=args.device, visibility=visibility,
+                                    tz=tz, directory=directory(mem, args.user),
+                                    since=when(args.since), until=when(args.until))
+                try:  # the whole file is parsed before anything from it is ingested
+                    items = await asyncio.to_thread(read, args.kind, Path(path), ctx)
+                except ImportError as exc:
+                    raise MemFuseError(f"importers need the import extra ({exc.name} is "
+                                       "missing): pip install 'memfuse_lite[import]'") from exc
+                await _ingest(mem, _progress(items, args, Path(path).name, len(items)),
+                              summary)
+                await mem.flush()  # contacts imported here name the numbers of the next path
+            summary["dead_letters"] = len(mem.dead_letters())
+        return summary
+
+    _report(args, asyncio.run(run()))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory to an MCP client over stdio, as one viewer."""
+    try:
+        import mcp  # noqa: F401 - the SDK is an extra
+
+        from .mcp_server import serve
+    except ImportError as exc:
+        raise MemFuseError("the MCP server needs the mcp extra: "
+                           "pip install 'memfuse_lite[mcp]'") from exc
+    config = _config(args)
+    if args.llm:
+        from dataclasses import replace
+
+        config = replace(config, answer_llm=args.llm)
+
+    async def run() -> None:
+        async with MemFuse(args.db, config=config, create=True) as mem:
+            await serve(mem, args.viewer)
+
+    asyncio.run(run())
+    return 0
+
+
+def _local_zone() -> Any:
+    from datetime import datetime
+
+    return datetime.now().astimezone().tzinfo
 
 
 def _count(summary: dict[str, Any], results: Sequence[Any]) -> None:
@@ -136,16 +232,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     answer = asyncio.run(run())
     if args.json:
-        _print_json({"question": answer.question, "answer": answer.text, "known": answer.known,
-                     "mode": answer.mode, "choice": answer.choice,
-                     "citations": [{"event_id": c.event_id,
-                                    "provenance": [p.to_json() for p in c.provenance]}
-                                   for c in answer.citations],
-                     "evidence": [h.to_json() for h in answer.evidence],
-                     "rounds": answer.rounds, "pipeline": answer.pipeline,
-                     "tokens": {"prompt": answer.usage.prompt_tokens,
-                                "completion": answer.usage.completion_tokens},
-                     "latency_ms": round(answer.latency_ms, 1)})
+        _print_json(answer_json(answer))
         return 0
     print(answer.text)
     for c in answer.citations:
@@ -182,11 +269,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         fused = {e.id: mem.fused_of(e.id) for e in events}
     for ev in events:
         if args.json:
-            _print_json({"event_id": ev.id, "text": ev.text, "user": ev.user, "source": ev.source,
-                         "ts": ev.ts, "event_start": ev.event_start, "event_end": ev.event_end,
-                         "actors": list(ev.actors), "place": ev.place, "fused_id": fused[ev.id],
-                         "visibility": list(ev.audience) if ev.audience else "household",
-                         "provenance": [p.to_json() for p in ev.provenance]})
+            _print_json(event_json(ev, fused[ev.id]))
             continue
         print(f"event {ev.id}: {ev.text}")
         print(f"  user {ev.user} · source {ev.source} · observed {ev.ts} · visible to "
@@ -207,15 +290,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def _show_fused(mem: MemFuse, fused_id: int, viewer: str, as_json: bool) -> None:
     fused, members, edges = mem.timeline(fused_id, viewer=viewer)
     if as_json:
-        _print_json({"fused_id": fused.id, "summary": fused.summary, "start": fused.start,
-                     "end": fused.end, "participants": list(fused.participants),
-                     "sources": list(fused.sources), "users": list(fused.users),
-                     "members": [{"event_id": m.id, "text": m.text, "source": m.source,
-                                  "user": m.user, "ts": m.ts, "event_start": m.event_start,
-                                  "provenance": [p.to_json() for p in m.provenance]}
-                                 for m in members],
-                     "edges": [{"kind": e.kind, "src": e.src, "dst": e.dst, "weight": e.weight,
-                                "reason": e.reason} for e in edges]})
+        _print_json(timeline_json(fused, members, edges))
         return
     print(f"fused memory {fused.id}: {fused.summary}")
     print(f"  {fused.start} – {fused.end} · sources {', '.join(fused.sources)} · users "
@@ -281,10 +356,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .prepare.registry import DEFAULT_EMBEDDER, is_prepared, prepare
 
     config = _config(args)
-    if config.embedder == DEFAULT_EMBEDDER and not is_prepared(DEFAULT_EMBEDDER, config.model_dir):
-        print(f"preparing {DEFAULT_EMBEDDER} (first run only)…", file=sys.stderr)
-        prepare(DEFAULT_EMBEDDER, config.model_dir,
-                progress=lambda m: print(f"  {m}", file=sys.stderr))
+    needed = [DEFAULT_EMBEDDER] if config.embedder == DEFAULT_EMBEDDER else []
+    if args.llm:
+        from dataclasses import replace
+
+        config = replace(config, answer_llm=args.llm)
+        if Path(args.llm).suffix != ".gguf":
+            needed.append(args.llm)
+    for name in needed:
+        if not is_prepared(name, config.model_dir):
+            print(f"preparing {name} (first run only)…", file=sys.stderr)
+            prepare(name, config.model_dir, progress=lambda m: print(f"  {m}", file=sys.stderr))
 
     async def run(db: str) -> None:
         async with MemFuse(db, config=config) as mem:
@@ -347,6 +429,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_ingest)
+
+    from .importers import IMPORTERS
+
+    p = sub.add_parser("import", parents=[common], help="import app exports (calendar, mail, "
+                       "contacts, SMS/calls, photos, WhatsApp)",
+                       description="Kinds: " + "; ".join(f"{i.kind}: {i.help}"
+                                                         for i in IMPORTERS.values()))
+    p.add_argument("kind", choices=sorted(IMPORTERS))
+    p.add_argument("paths", nargs="+", help="export files (a folder for photos)")
+    p.add_argument("--db", required=True)
+    p.add_argument("--user", required=True, help="whose records these are")
+    p.add_argument("--device", default="", help="the device they come from")
+    p.add_argument("--visibility", default="household",
+                   help="household (default), private, or a comma list of users")
+    p.add_argument("--tz", help="time zone of times the export gives without one (IANA name;"
+                   " default: this machine's)")
+    p.add_argument("--since", help="expand recurring calendar events from (ISO date; "
+                   "default two years ago)")
+    p.add_argument("--until", help="… to (default one year ahead)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("mcp", parents=[common], help="serve the memory to an MCP client "
+                       "(stdio) as one viewer")
+    p.add_argument("--db", required=True)
+    p.add_argument("--viewer", required=True, help="the user every tool call acts as")
+    p.add_argument("--llm", help="local LLM for ask (default: extractive answers)")
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("merge", parents=[common],
                        help="ingest other devices' logs, then renumber and re-fuse canonically")
@@ -413,6 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", parents=[common], help="run the built-in household demo")
     p.add_argument("--db", help="keep the demo memory here (default: a temporary directory)")
+    p.add_argument("--llm", help="answer with this local LLM (e.g. qwen2.5-coder-0.5b); "
+                   "default: extractive answers, no LLM loaded")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("models", parents=[common], help="list, prepare or export models")

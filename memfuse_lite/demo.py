@@ -8,6 +8,7 @@ from datetime import datetime
 
 from .memory import MemFuse
 from .records import IngestResult, Observation
+from .timeutil import parse_ts
 
 # (source, user, device, ts, text, visibility)
 SCENARIO: list[tuple[str, str, str, str, str, str]] = [
@@ -50,7 +51,7 @@ QUESTIONS: list[tuple[str, str]] = [
 def observations() -> list[Observation]:
     """The scenario as observations (external ids are stable, so re-running dedupes)."""
     return [
-        Observation(source=src, user=user, device=device, ts=ts, text=text,
+        Observation(source=src, user=user, device=device, ts=parse_ts(ts), text=text,
                     external_id=f"demo-{i}", visibility=vis)
         for i, (src, user, device, ts, text, vis) in enumerate(SCENARIO)
     ]
@@ -82,7 +83,7 @@ async def run_demo(mem: MemFuse, echo: Callable[[str], None] = print, k: int = 3
          f"from {len({s[0] for s in SCENARIO})} apps, {len({s[1] for s in SCENARIO})} users\n")
     for viewer, question in QUESTIONS:
         answer = await mem.ask(question, viewer=viewer, now=NOW)
-        echo(f"[{viewer}] {question}   ({answer.latency_ms:.1f} ms)")
+        echo(f"[{viewer}] {question}   ({answer.mode} answer, {answer.latency_ms:.1f} ms)")
         echo(f"  → {answer.text}")
         for c in answer.citations:
             p = c.provenance[0]

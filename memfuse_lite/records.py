@@ -224,6 +224,19 @@ def can_see(viewer: str, audience: Sequence[str] | None) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Rejected:
+    """An input record (or a whole file) that was not ingested, and why; ``where`` is a
+    line number, a record's position, or empty for the whole file."""
+
+    path: str
+    where: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}{':' + self.where if self.where else ''}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
 class IngestResult:
     """What happened to one ingested observation."""
 

@@ -40,6 +40,9 @@ class SourceProfile:
     end_fields: tuple[str, ...] = ("end_time", "end", "ends_at")
     records_moment: bool = False
     """The record is made when the happening is (its timestamp is the event time)."""
+    makes_events: bool = True
+    """False for reference records (contact cards): stored, exported and forgotten like
+    any observation, read by importers, but no event of their own."""
 
 
 DEFAULT = SourceProfile("*")
@@ -68,6 +71,7 @@ for _profile in (
     replace(DEFAULT, name="payment", records_moment=True),
     replace(DEFAULT, name="location", records_moment=True),
     replace(DEFAULT, name="fitness_health", records_moment=True),
+    replace(DEFAULT, name="contact", makes_events=False),
 ):
     register_source(_profile)
 

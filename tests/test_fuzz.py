@@ -38,12 +38,13 @@ def test_observation_is_valid_or_invalid_observation(source, user, text, ts, met
 @given(line=st.binary(max_size=200))
 @settings(max_examples=200, deadline=None)
 def test_jsonl_lines_never_crash(tmp_path_factory, line: bytes) -> None:
-    from memfuse_lite.jsonl import LineError, read_observations
+    from memfuse_lite.jsonl import read_observations
+    from memfuse_lite.records import Rejected
 
     path = tmp_path_factory.mktemp("fuzz") / "in.jsonl"
     path.write_bytes(line.replace(b"\n", b" ") + b"\n")
     for item in read_observations(path):
-        assert isinstance(item, Observation | LineError)
+        assert isinstance(item, Observation | Rejected)
 
 
 def test_any_query_returns_or_is_invalid(open_memory) -> None:

@@ -8,15 +8,18 @@ Chinese resolved against the observation's timestamp, roles, names, places, enti
 from __future__ import annotations
 
 from ..event import EventRecord
-from ..sources import actors_of, event_time_of, place_of
+from ..sources import actors_of, event_time_of, place_of, profile_of
 from ..store.sqlite import StoredObservation
 from ..text.features import entities_of
 from ..timeutil import to_epoch, to_iso
 
 
 def extract_events(item: StoredObservation) -> list[EventRecord]:
-    """One event per observation, with its event time, actors, place and entities."""
+    """One event per observation, with its event time, actors, place and entities (none
+    for sources whose profile makes no events, such as contact cards)."""
     obs = item.observation
+    if not profile_of(obs.source).makes_events:
+        return []
     span = event_time_of(obs.source, obs.text, obs.meta, obs.ts)
     return [
         EventRecord(

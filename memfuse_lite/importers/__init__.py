@@ -1,0 +1,25 @@
+"""Importers: real app exports in, observations out (``memfuse import KIND PATH...``).
+
+Each format is read with the well-kept parser for it (``icalendar`` and
+``recurring-ical-events``, the standard library's ``mailbox``/``email``, ``vobject``,
+``defusedxml``, ``exifread``); they come with the ``import`` extra.
+"""
+
+from . import android, calendar, contacts, mail, photos, whatsapp
+from .base import (
+    IMPORTERS,
+    ImportContext,
+    Importer,
+    ImportFailed,
+    Item,
+    Rejected,
+    address_key,
+    read,
+    register,
+)
+
+for _module in (contacts, calendar, mail, android, photos, whatsapp):
+    register(_module.IMPORTER)
+
+__all__ = ["IMPORTERS", "ImportContext", "ImportFailed", "Importer", "Item", "Rejected",
+           "address_key", "read", "register"]

@@ -1,0 +1,112 @@
+"""What every importer shares: the import context, rejections, and the registry.
+
+An importer reads one export file (or folder) of one real format and returns its records
+as :class:`~memfuse_lite.records.Observation` objects, with an ``external_id`` that stays
+the same when the same export is imported again (so re-importing dedupes), and a
+:class:`Rejected` entry, with the reason, for each record it cannot use. A file that
+cannot be read at all is one rejection and imports nothing: files are parsed whole
+before anything from them is ingested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidObservation, MemFuseError
+from ..records import Observation, Rejected, Visibility
+
+
+class ImportFailed(MemFuseError):
+    """A whole file could not be read (it is rejected; nothing from it is imported)."""
+
+
+@dataclass(frozen=True)
+class ImportContext:
+    """Who the records belong to, and what the importer needs to read them."""
+
+    user: str
+    device: str = ""
+    visibility: Visibility = "household"
+    tz: tzinfo | None = None
+    """The time zone of times an export gives without one (None: this machine's)."""
+    directory: Mapping[str, str] = field(default_factory=dict)
+    """Normalised phone numbers and e-mail addresses → contact names (see ``contacts``)."""
+    since: datetime | None = None
+    """Recurring calendar events are expanded from here …"""
+    until: datetime | None = None
+    """… to here."""
+
+    def local(self, dt: datetime) -> datetime:
+        """``dt`` with a time zone: naive times are read in the context's zone."""
+        if dt.tzinfo is not None:
+            return dt
+        zone = self.tz if self.tz is not None else datetime.now().astimezone().tzinfo
+        return dt.replace(tzinfo=zone)
+
+    def name_for(self, address: str) -> str | None:
+        """The contact name for a phone number or e-mail address, if known."""
+        return self.directory.get(address_key(address) or "")
+
+    def observation(self, path: Path, where: str, *, source: str, ts: datetime, text: str,
+                    external_id: str, meta: dict[str, Any]) -> Observation | Rejected:
+        """An observation of this context's user, or the reason it is not one."""
+        try:
+            return Observation(source=source, user=self.user, ts=ts, text=text,
+                               external_id=external_id, device=self.device, meta=meta,
+                               visibility=self.visibility)
+        except InvalidObservation as exc:
+            return Rejected(str(path), where, str(exc))
+
+
+Item = Observation | Rejected
+Reader = Callable[[Path, ImportContext], list[Item]]
+
+
+@dataclass(frozen=True, slots=True)
+class Importer:
+    """One export format."""
+
+    kind: str
+    read: Reader
+    help: str
+    suffixes: tuple[str, ...] = ()
+
+
+IMPORTERS: dict[str, Importer] = {}
+
+
+def register(importer: Importer) -> None:
+    """Make an importer available by its kind (``memfuse import KIND``)."""
+    IMPORTERS[importer.kind] = importer
+
+
+def read(kind: str, path: Path, ctx: ImportContext) -> list[Item]:
+    """Every record of one file, or one rejection for the whole file."""
+    if kind not in IMPORTERS:
+        raise MemFuseError(f"no importer {kind!r}; choose one of {', '.join(sorted(IMPORTERS))}")
+    if not path.exists():
+        return [Rejected(str(path), "", "no such file or folder")]
+    try:
+        return IMPORTERS[kind].read(path, ctx)
+    except ImportFailed as exc:
+        return [Rejected(str(path), "", str(exc))]
+
+
+def stable_id(*parts: object) -> str:
+    """A short, stable id from the parts that make a record itself."""
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).hexdigest()[:24]
+
+
+def address_key(address: str) -> str | None:
+    """A phone number's last ten digits, or a lower-cased e-mail address (None: neither)."""
+    address = address.strip()
+    if "@" in address:
+        return address.lower()
+    digits = re.sub(r"\D", "", address)
+    return digits[-10:] if len(digits) >= 5 else None

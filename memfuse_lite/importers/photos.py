@@ -1,0 +1,86 @@
+"""A folder of photos (JPEG, HEIC, TIFF, PNG with EXIF): the capture time and GPS
+position from EXIF (``exifread``); the file name is the record's id; no pixels are
+stored. A photo without a capture time is rejected (a file date is not when it was taken).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from .base import ImportContext, Importer, ImportFailed, Item, Rejected
+
+SUFFIXES = (".jpg", ".jpeg", ".heic", ".heif", ".tif", ".tiff", ".png")
+
+
+def _ratio(value: Any) -> float:
+    return float(value.num) / float(value.den) if getattr(value, "den", 0) else float(value)
+
+
+def _degrees(tag: Any, ref: Any) -> float | None:
+    if tag is None:
+        return None
+    try:
+        d, m, s = (_ratio(v) for v in tag.values[:3])
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+    value = d + m / 60.0 + s / 3600.0
+    return -value if str(ref).strip().upper() in ("S", "W") else value
+
+
+def _taken(tags: dict[str, Any], ctx: ImportContext) -> datetime | None:
+    for key in ("EXIF DateTimeOriginal", "EXIF DateTimeDigitized", "Image DateTime"):
+        raw = str(tags.get(key) or "").strip()
+        if not raw:
+            continue
+        try:
+            dt = datetime.strptime(raw[:19], "%Y:%m:%d %H:%M:%S")
+        except ValueError:
+            continue
+        offset = str(tags.get("EXIF OffsetTimeOriginal") or tags.get("EXIF OffsetTime") or "")
+        if len(offset) == 6 and offset[0] in "+-":
+            sign = -1 if offset[0] == "-" else 1
+            delta = timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6]))
+            return dt.replace(tzinfo=timezone(sign * delta))
+        return ctx.local(dt)
+    return None
+
+
+def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
+    """Every photo in a folder (recursively), or one photo file."""
+    import exifread
+
+    files = [path] if path.is_file() else sorted(
+        p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+    if not files:
+        raise ImportFailed("no photos found (JPEG, HEIC, TIFF or PNG)")
+    root = path if path.is_dir() else path.parent
+    out: list[Item] = []
+    for file in files:
+        name = file.relative_to(root).as_posix()
+        try:
+            with open(file, "rb") as f:
+                tags = exifread.process_file(f, details=False)
+        except Exception as exc:  # exifread raises many kinds on damaged files
+            out.append(Rejected(str(file), "", f"unreadable EXIF: {exc!r}"))
+            continue
+        taken = _taken(tags, ctx)
+        if taken is None:
+            out.append(Rejected(str(file), "", "no capture time in EXIF"))
+            continue
+        lat = _degrees(tags.get("GPS GPSLatitude"), tags.get("GPS GPSLatitudeRef"))
+        lon = _degrees(tags.get("GPS GPSLongitude"), tags.get("GPS GPSLongitudeRef"))
+        camera = " ".join(str(tags.get(k) or "") for k in ("Image Make", "Image Model")).strip()
+        text = f"Photo {file.name} taken {taken:%a %d %b %Y %H:%M}"
+        if lat is not None and lon is not None:
+            text += f" at {lat:.5f}, {lon:.5f}"
+        meta: dict[str, Any] = {"file": name, "camera": camera}
+        if lat is not None and lon is not None:
+            meta["gps"] = {"lat": round(lat, 6), "lon": round(lon, 6)}
+        out.append(ctx.observation(file, "", source="photo", ts=taken, text=text,
+                                   external_id=f"photo:{name}", meta=meta))
+    return out
+
+
+IMPORTER = Importer("photos", read_photos, "a folder of photos: EXIF time and GPS, no pixels")

@@ -1,0 +1,69 @@
+"""WhatsApp "Export chat" text files, Android and iPhone, 12- and 24-hour clocks,
+messages over several lines. Whether dates are day-first is read from the file itself
+(a day above 12 settles it; day-first when nothing does)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+
+# "12/01/2025, 14:05 - Ana: text"   "[12/01/25, 2:05:33 PM] Ana: text"
+_LINE = re.compile(
+    r"^\u200e?\[?(?P<a>\d{1,2})[./-](?P<b>\d{1,2})[./-](?P<y>\d{2,4}),?\s+"
+    r"(?P<h>\d{1,2})[:.](?P<m>\d{2})(?:[:.](?P<s>\d{2}))?\s*(?P<ampm>[AaPp]\.?\s?[Mm]\.?)?"
+    r"\]?\s*(?:-\s)?\s*(?P<rest>.*)$")
+_SENDER = re.compile(r"^(?P<who>[^:]{1,80}):\s(?P<text>.*)$", re.S)
+
+
+def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
+    """Every message of one exported chat."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportFailed(f"cannot read the chat: {exc}") from exc
+    heads = [(n, m) for n, line in enumerate(lines, start=1) if (m := _LINE.match(line))]
+    if not heads:
+        raise ImportFailed("no WhatsApp message lines (\"date, time - name: text\") found")
+    day_first = not any(int(m["b"]) > 12 for _, m in heads) or any(
+        int(m["a"]) > 12 for _, m in heads)
+    chat = path.stem.removeprefix("WhatsApp Chat with ").strip()
+    out: list[Item] = []
+    for i, (n, m) in enumerate(heads):
+        end = heads[i + 1][0] - 1 if i + 1 < len(heads) else len(lines)
+        body = "\n".join([m["rest"], *lines[n:end]]).strip()
+        where = f"line {n}"
+        sender = _SENDER.match(body)
+        if sender is None:
+            out.append(Rejected(str(path), where, "a notice, not a message (no sender)"))
+            continue
+        try:
+            ts = _when(m, day_first)
+        except ValueError as exc:
+            out.append(Rejected(str(path), where, f"bad date or time: {exc}"))
+            continue
+        who, text = sender["who"].strip(), sender["text"].strip()
+        out.append(ctx.observation(
+            path, where, source="chat", ts=ctx.local(ts), text=f"{who}: {text}",
+            external_id="wa:" + stable_id(chat, ts.isoformat(), who, text),
+            meta={"sender": who, "chat": chat}))
+    return out
+
+
+def _when(m: re.Match[str], day_first: bool) -> datetime:
+    a, b, year = int(m["a"]), int(m["b"]), int(m["y"])
+    day, month = (a, b) if day_first else (b, a)
+    year += 2000 if year < 100 else 0
+    hour = int(m["h"])
+    if m["ampm"]:
+        pm = m["ampm"].lower().startswith("p")
+        if not 1 <= hour <= 12:
+            raise ValueError(f"hour {hour} on a 12-hour clock")
+        hour = hour % 12 + (12 if pm else 0)
+    return datetime(year, month, day, hour, int(m["m"]), int(m["s"] or 0))
+
+
+IMPORTER = Importer("whatsapp", read_chat, 'WhatsApp "Export chat" .txt (12h/24h, '
+                    "Android/iPhone)", (".txt",))
