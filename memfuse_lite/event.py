@@ -9,7 +9,7 @@ it. The public view of a stored event, with its source trail, is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,11 +38,12 @@ class EventRecord:
     embedding: np.ndarray | None = None
     id: int = 0
     """0 until the store has assigned one."""
+    when_epoch: float = field(init=False, compare=False)
+    """The time constraints are applied to: the event's start, else when observed."""
 
-    @property
-    def when_epoch(self) -> float:
-        """The time constraints are applied to: the event's start, else when observed."""
-        return to_epoch(parse_ts(self.event_start)) if self.event_start else self.ts_epoch
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "when_epoch", to_epoch(parse_ts(self.event_start))
+                           if self.event_start else self.ts_epoch)
 
     @property
     def vector(self) -> np.ndarray:
