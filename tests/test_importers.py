@@ -137,6 +137,24 @@ def test_photos_take_time_and_position_from_exif(tmp_path: Path) -> None:
     assert len(rejected) == 1 and "capture time" in rejected[0].reason
 
 
+def test_heic_photos(tmp_path: Path) -> None:
+    """pillow-heif writes HEIC without the "Exif" prefix exifread insists on: read anyway."""
+    from PIL import Image
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    exif = Image.Exif()
+    exif.get_ifd(0x8769)[0x9003] = "2025:01:12 16:05:00"
+    gps = exif.get_ifd(0x8825)
+    gps[1], gps[2] = "S", (33.0, 51.0, 54.0)
+    gps[3], gps[4] = "E", (151.0, 12.0, 36.0)
+    Image.new("RGB", (16, 16), "white").save(tmp_path / "IMG_0002.heic", exif=exif)
+    (photo,) = read("photos", tmp_path, CTX)
+    assert isinstance(photo, Observation), photo
+    assert photo.ts == datetime(2025, 1, 12, 16, 5, tzinfo=UTC8)
+    assert photo.meta["gps"]["lat"] == pytest.approx(-33.865, abs=1e-3)
+
+
 def test_cli_import_names_numbers_dedupes_and_reports(tmp_path: Path, model_dir: Path,
                                                       capsys: pytest.CaptureFixture[str]
                                                       ) -> None:

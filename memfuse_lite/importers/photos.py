@@ -1,6 +1,7 @@
 """A folder of photos (JPEG, HEIC, TIFF, PNG with EXIF): the capture time and GPS
-position from EXIF (``exifread``); the file name is the record's id; no pixels are
-stored. A photo without a capture time is rejected (a file date is not when it was taken).
+position from EXIF (``exifread``; Pillow with ``pillow-heif`` for the HEIC files exifread
+cannot read); the file name is the record's id; no pixels are stored. A photo without a
+capture time is rejected (a file date is not when it was taken).
 """
 
 from __future__ import annotations
@@ -22,11 +23,42 @@ def _degrees(tag: Any, ref: Any) -> float | None:
     if tag is None:
         return None
     try:
-        d, m, s = (_ratio(v) for v in tag.values[:3])
+        d, m, s = (_ratio(v) for v in getattr(tag, "values", tag)[:3])
     except (ValueError, TypeError, ZeroDivisionError):
         return None
     value = d + m / 60.0 + s / 3600.0
     return -value if str(ref).strip().upper() in ("S", "W") else value
+
+
+def _exif_tags(file: Path) -> dict[str, Any]:
+    """EXIF tags named as exifread names them ("EXIF DateTimeOriginal", "GPS GPSLatitude")."""
+    import exifread
+
+    try:
+        with open(file, "rb") as f:
+            return dict(exifread.process_file(f, details=False))
+    except Exception:  # exifread raises many kinds (an assertion on some HEIC layouts)
+        if file.suffix.lower() not in (".heic", ".heif"):
+            raise
+    return _pillow_tags(file)
+
+
+def _pillow_tags(file: Path) -> dict[str, Any]:
+    """The same tags read by Pillow (HEIC through pillow-heif)."""
+    from PIL import Image
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    with Image.open(file) as image:
+        exif = image.getexif()
+    sub, gps = exif.get_ifd(0x8769), exif.get_ifd(0x8825)
+    names = {"EXIF DateTimeOriginal": sub.get(0x9003), "EXIF DateTimeDigitized": sub.get(0x9004),
+             "Image DateTime": exif.get(0x0132), "EXIF OffsetTimeOriginal": sub.get(0x9011),
+             "EXIF OffsetTime": sub.get(0x9010), "Image Make": exif.get(0x010F),
+             "Image Model": exif.get(0x0110), "GPS GPSLatitudeRef": gps.get(1),
+             "GPS GPSLatitude": gps.get(2), "GPS GPSLongitudeRef": gps.get(3),
+             "GPS GPSLongitude": gps.get(4)}
+    return {k: v for k, v in names.items() if v is not None}
 
 
 def _taken(tags: dict[str, Any], ctx: ImportContext) -> datetime | None:
@@ -49,8 +81,6 @@ def _taken(tags: dict[str, Any], ctx: ImportContext) -> datetime | None:
 
 def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
     """Every photo in a folder (recursively), or one photo file."""
-    import exifread
-
     files = [path] if path.is_file() else sorted(
         p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
     if not files:
@@ -60,9 +90,10 @@ def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
     for file in files:
         name = file.relative_to(root).as_posix()
         try:
-            with open(file, "rb") as f:
-                tags = exifread.process_file(f, details=False)
-        except Exception as exc:  # exifread raises many kinds on damaged files
+            tags = _exif_tags(file)
+        except ImportError:
+            raise
+        except Exception as exc:  # the readers raise many kinds on damaged files
             out.append(Rejected(str(file), "", f"unreadable EXIF: {exc!r}"))
             continue
         taken = _taken(tags, ctx)
