@@ -12,6 +12,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("bench.models_speed", "embedder sentences/s and LLM tokens/s per thread count"),
     "quality": ("bench.quality", "retrieval recall per pipeline, baselines and ablations"),
     "fusion": ("bench.fusion_eval", "fusion B-cubed and evidence co-location vs event labels"),
+    "edges": ("bench.edges_eval", "causal and supersedes edges vs the generator's links"),
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),

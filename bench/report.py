@@ -142,6 +142,22 @@ def fusion_fit_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def edges_section(r: dict[str, Any]) -> list[str]:
+    lines = ["### Causal and supersedes edges: generated household", "",
+             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+             "The memory's edges against the generator's ground-truth links, by event. "
+             "\"episode order\" (each event → the one recorded before it in its memory) is the "
+             "naive reading; \"explicit cue\" edges come from \"because\", \"so\", 因为 ….", "",
+             "| scorer | edges | count | gold links | precision | recall | precision "
+             "(undirected) | recall (undirected) |", "|---|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['scorer']} | {row['edges']} | {row['count']} | {row['gold']} "
+                     f"{row['against']} | {_or_dash(row['precision'])} | "
+                     f"{_or_dash(row['recall'])} | {_or_dash(row['precision_undirected'])} | "
+                     f"{_or_dash(row['recall_undirected'])} |")
+    return lines + [""]
+
+
 def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
@@ -321,6 +337,8 @@ def main(argv: list[str] | None = None) -> None:
             lines += fusion_section(r)
     if "fusion-fit" in results:
         lines += fusion_fit_section(results["fusion-fit"])
+    if "edges-generated" in results:
+        lines += edges_section(results["edges-generated"])
     for name, r in results.items():
         if name.startswith("quality-"):
             lines += quality_section(r)

@@ -81,7 +81,9 @@ def test_fused_memories_bring_in_what_plain_retrieval_misses(mem: MemFuse) -> No
     for key in ("den-call", "den-photo"):  # share no content word with the question
         assert key not in plain, f"hybrid retrieval alone misses {key}"
         hit = next(h for h in result.hits if h.provenance[0].external_id == key)
-        assert hit.via == "member_of", "it came in as a member of a retrieved memory"
+        # through the fusion graph: as a member of a retrieved memory, or along the order
+        # of its episode
+        assert hit.via in ("member_of", "causal"), hit.via
 
 
 def test_planner_rewrites_find_what_plain_retrieval_misses(mem: MemFuse) -> None:

@@ -346,10 +346,13 @@ class FusionAgent:
             if conflict:
                 newer, older = (e, c) if (e.ts, e.id) >= (c.ts, c.id) else (c, e)
                 edges.append(Edge("conflicts_with", newer.id, older.id, 1.0, conflict))
-                edges.append(Edge("supersedes", newer.id, older.id, 1.0,
-                                  f"later report ({conflict})"))
+                if _replaces(newer, older):
+                    edges.append(Edge("supersedes", newer.id, older.id, 1.0,
+                                      f"later report ({conflict})"))
         if mates:
-            prev = max((c for _, c in mates if c.when <= e.when), key=lambda c: (c.when, c.id),
+            # what was recorded just before (a message about Friday's appointment, sent on
+            # Monday, precedes Tuesday's call about it, whatever the times they refer to)
+            prev = max((c for _, c in mates if c.ts <= e.ts), key=lambda c: (c.ts, c.id),
                        default=None)
             if prev is not None:
                 edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
@@ -389,6 +392,15 @@ def _conflict(a: EventView, b: EventView) -> str | None:
             return (f"time: {datetime.fromtimestamp(a0, tz=UTC).strftime(fmt)} vs "
                     f"{datetime.fromtimestamp(b0, tz=UTC).strftime(fmt)}")
     return None
+
+
+def _replaces(newer: EventView, older: EventView) -> bool:
+    """Whether a later, disagreeing report replaces an earlier one: it is about the same
+    thing (shares a person or an entity with it, and names no one else). Reports that
+    fusion put together but that share nothing may be two happenings of one episode."""
+    if _names_conflict(newer.names, older.names):
+        return False
+    return bool((newer.actors | newer.entities) & (older.actors | older.entities))
 
 
 def _names_conflict(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -1,0 +1,115 @@
+"""Causal and supersedes edges against the generated household's ground-truth links.
+
+    python3 -m bench edges [--fusion rules|learned]
+
+Each scene of the generated household lists its causal links (the flight-delay message →
+the chat that moves the meeting → the cancelled dinner; the payment → the shop's push) and
+its supersedes links (a moved appointment → the plan it replaces), by observation. The
+memory's edges are compared with them by event: precision (share of the memory's edges of
+a kind that are gold links of that kind) and recall (share of gold links found), directed
+and undirected. Three edge sets are scored side by side: the explicit-cue causal edges
+("because", "so", 因为 …), the order edges within a fused memory (each event → the previous
+one of its memory; the naive baseline a reader would draw), and supersedes edges.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+from memfuse_lite import MemFuse, MemFuseConfig
+from memfuse_lite.config import FusionConfig
+
+from .common import write_result
+from .fusion_eval import records
+from .generate import SMALL, load
+from .quality import OUT, build
+
+Link = tuple[int, int]
+
+
+def gold_links(rec: dict[int, str]) -> dict[str, set[Link]]:
+    """Gold links by kind, as (cause or newer event, effect or older event) pairs."""
+    by_ext = {}
+    for obs in load(SMALL, "observations.jsonl"):
+        by_ext[obs["external_id"]] = f"{obs['source']}:{obs['external_id']}"
+    event_of = {key: eid for eid, key in rec.items()}
+    out: dict[str, set[Link]] = defaultdict(set)
+    for scene in load(SMALL, "scenes.jsonl"):
+        for a, b, kind in scene["links"]:
+            ea, eb = event_of.get(by_ext.get(a, "")), event_of.get(by_ext.get(b, ""))
+            if ea is not None and eb is not None:
+                # scenes write supersedes as (newer, older) like the memory's edges
+                out[kind].add((ea, eb))
+    return out
+
+
+def memory_edges(mem: MemFuse) -> dict[str, set[Link]]:
+    """The memory's edges by kind; causal split into explicit cues and episode order."""
+    out: dict[str, set[Link]] = defaultdict(set)
+    with mem.engine.store.reading() as db:
+        for kind, src, dst, reason in db.execute("SELECT kind, src, dst, reason FROM edges"):
+            if kind == "causal":
+                kind = "causal (explicit cue)" if reason == "explicit cue" else \
+                    "causal (episode order)"
+            out[str(kind)].add((int(src), int(dst)))
+    return out
+
+
+def score(predicted: set[Link], gold: set[Link]) -> dict[str, Any]:
+    """Directed and undirected precision and recall."""
+    undirected = {frozenset(p) for p in gold}
+    hit_d = len(predicted & gold)
+    hit_u = sum(1 for p in predicted if frozenset(p) in undirected)
+    found_u = sum(1 for g in gold if g in predicted or (g[1], g[0]) in predicted)
+    return {"count": len(predicted), "gold": len(gold),
+            "precision": round(hit_d / len(predicted), 3) if predicted else None,
+            "recall": round(hit_d / len(gold), 3) if gold else None,
+            "precision_undirected": round(hit_u / len(predicted), 3) if predicted else None,
+            "recall_undirected": round(found_u / len(gold), 3) if gold else None}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry."""
+    ap = argparse.ArgumentParser(prog="python3 -m bench edges", description=__doc__)
+    ap.add_argument("--fusion", choices=("rules", "learned", "both"), default="both")
+    args = ap.parse_args(argv)
+    path = OUT / "generated-s7"
+    build(path, load(SMALL, "observations.jsonl")).close()
+    scorers = ("rules", "learned") if args.fusion == "both" else (args.fusion,)
+    rows: list[dict[str, Any]] = []
+    for scorer in scorers:
+        config = replace(MemFuseConfig(), fusion=FusionConfig(scorer=scorer))
+        mem = MemFuse(path, config=config)
+        try:
+            mem.rebuild_fusion()
+            rec = records(mem)
+            gold = gold_links(rec)
+            edges = memory_edges(mem)
+        finally:
+            mem.close()
+        for kind, gold_kind in (("causal (explicit cue)", "causal"),
+                                ("causal (episode order)", "causal"),
+                                ("supersedes", "supersedes")):
+            rows.append({"scorer": scorer, "edges": kind, "against": gold_kind,
+                         **score(edges.get(kind, set()), gold.get(gold_kind, set()))})
+        both = edges.get("causal (explicit cue)", set()) | edges.get("causal (episode order)",
+                                                                       set())
+        rows.append({"scorer": scorer, "edges": "causal (either)", "against": "causal",
+                     **score(both, gold.get("causal", set()))})
+    if args.fusion == "both":  # the shared memory stays fused as the other benchmarks expect
+        mem = MemFuse(path)
+        mem.rebuild_fusion()
+        mem.close()
+    for r in rows:
+        print(f"{r['scorer']:<8} {r['edges']:<24} {r['count']:>5} edges vs {r['gold']:>4} gold "
+              f"{r['against']:<10}  P {r['precision']}  R {r['recall']}  (undirected P "
+              f"{r['precision_undirected']}  R {r['recall_undirected']})")
+    write_result("edges-generated", {"command": "python3 -m bench edges " + " ".join(argv or []),
+                                     "dataset": "generated", "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
