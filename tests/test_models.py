@@ -82,6 +82,41 @@ def test_tokenizer_handles_both_languages(embedder: OnnxEmbedder) -> None:
     assert "<unk>" not in tokens
 
 
+def test_compact_tokenizer_equals_tokenizers(e5_dir: Path) -> None:
+    """The compact Unigram tokenizer the embedder uses gives the ids ``tokenizers`` gives,
+    on the generated household's texts (English and Chinese) and on edge cases."""
+    from tokenizers import Tokenizer
+
+    from memfuse_lite.embed.unigram import CompactUnigram
+
+    compact = CompactUnigram.load(e5_dir / "tokenizer.json", 512)
+    assert compact is not None, "prepare's tokenizer.json is the reproduced structure"
+    reference = Tokenizer.from_file(str(e5_dir / "tokenizer.json"))
+    reference.enable_truncation(512)
+    household = Path(__file__).parents[1] / "bench" / "data" / "household-s7"
+    texts = [json.loads(line)["text"] for line in
+             (household / "observations.jsonl").read_text().splitlines()]
+    texts += ["", " ", "  a", "a  ", "\tTab\there", "new\nline", "<s>hi</s> <mask> x<pad>",
+              "ｆｕｌｌｗｉｄｔｈ ＡＢＣ", "emoji 😀🎉 ok", "a\u00a0b", "ﬁ ligature", "x" * 700,
+              "\u2581already", "中文 English 混合 123", "\u200b zero width", "Ⅳ ① ㎏",
+              "  leading  and   trailing  "]
+    for prefix in ("passage: ", "query: "):
+        got = compact.encode_batch([prefix + t for t in texts])
+        want = [e.ids for e in reference.encode_batch([prefix + t for t in texts])]
+        assert got == want
+    assert len(texts) > 2000
+
+
+def test_a_tokenizer_of_another_structure_is_left_to_tokenizers(e5_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    from memfuse_lite.embed.unigram import CompactUnigram
+
+    spec = json.loads((e5_dir / "tokenizer.json").read_text())
+    spec["normalizer"]["normalizers"].append({"type": "Lowercase"})
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec))
+    assert CompactUnigram.load(tmp_path / "tokenizer.json", 512) is None
+
+
 def test_corrupted_model_file_is_refused(e5_dir: Path, tmp_path: Path) -> None:
     bad = tmp_path / "e5"
     bad.mkdir()

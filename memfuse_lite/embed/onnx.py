@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import ModelError, ModelNotPrepared
 from ..prepare.checksums import verify_files
 from .base import Embedder, EmbedderInfo, Role
+from .unigram import CompactUnigram
 
 CARD = "memfuse_model.json"
 
@@ -62,7 +63,8 @@ class OnnxEmbedder(Embedder):
             pooling=self.pooling,
             content_hash=card["files"][self.onnx_name],
         )
-        self._loaded: tuple[Any, Any] | None = None
+        self._loaded: tuple[Callable[[Sequence[str]], list[list[int]]], Any] | None = None
+        self._hf: Any = None
         self._load_lock = threading.Lock()
         if not lazy:
             self.load()
@@ -73,14 +75,15 @@ class OnnxEmbedder(Embedder):
             if self._loaded is not None:
                 return
             import onnxruntime as ort
-            from tokenizers import Tokenizer
 
             if self.verify:
                 verify_files(self.model_dir, {k: v for k, v in self.card["files"].items()
                                               if k in (self.onnx_name, "tokenizer.json")})
-            tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-            tokenizer.enable_truncation(self.max_length)
-            tokenizer.no_padding()
+            # The XLM-R vocabulary prepare builds is tokenised by a compact equivalent
+            # (the ``tokenizers`` trie of it takes ~270 MB); anything else by ``tokenizers``.
+            compact = CompactUnigram.load(self.model_dir / "tokenizer.json", self.max_length)
+            encoder = compact.encode_batch if compact is not None else \
+                _ids_of(self._hf_tokenizer())
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads
             opts.inter_op_num_threads = 1
@@ -95,7 +98,7 @@ class OnnxEmbedder(Embedder):
                 raise ModelError(f"cannot load {self.model_dir / self.onnx_name}: {exc}") \
                     from exc
             self.input_names = {i.name for i in session.get_inputs()}
-            self._loaded = (tokenizer, session)
+            self._loaded = (encoder, session)
 
     @property
     def loaded(self) -> bool:
@@ -104,10 +107,19 @@ class OnnxEmbedder(Embedder):
 
     @property
     def tokenizer(self) -> Any:
-        """The model's tokenizer (loads the model if needed)."""
-        self.load()
-        assert self._loaded is not None
-        return self._loaded[0]
+        """The model's ``tokenizers`` tokenizer (for inspection; embedding may use the
+        compact equivalent)."""
+        return self._hf_tokenizer()
+
+    def _hf_tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        if self._hf is None:
+            tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+            tokenizer.enable_truncation(self.max_length)
+            tokenizer.no_padding()
+            self._hf = tokenizer
+        return self._hf
 
     @property
     def session(self) -> Any:
@@ -122,13 +134,15 @@ class OnnxEmbedder(Embedder):
         activation memory stay bounded; on CPU, batch 32 of 512-token texts is half as
         fast as batch 4)."""
         prefix = self.query_prefix if role == "query" else self.passage_prefix
-        encs = self.tokenizer.encode_batch([prefix + t for t in texts])
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        self.load()
+        assert self._loaded is not None
+        encs = self._loaded[0]([prefix + t for t in texts])
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i]))
         out = np.zeros((len(encs), self.info.dims), dtype=np.float32)
         start = 0
         while start < len(order):
             end = start + 1
-            while end < len(order) and len(encs[order[end]].ids) * (end + 1 - start) <= \
+            while end < len(order) and len(encs[order[end]]) * (end + 1 - start) <= \
                     self.token_budget:
                 end += 1
             idx = order[start:end]
@@ -136,15 +150,15 @@ class OnnxEmbedder(Embedder):
             start = end
         return out
 
-    def _run(self, encs: Sequence[Any]) -> np.ndarray:
-        width = max(len(e.ids) for e in encs)
+    def _run(self, encs: Sequence[Sequence[int]]) -> np.ndarray:
+        width = max(len(e) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros((len(encs), width), dtype=np.int64)
         pad_id = int(self.card.get("pad_id", 0))
         ids.fill(pad_id)
         for row, enc in enumerate(encs):
-            ids[row, : len(enc.ids)] = enc.ids
-            mask[row, : len(enc.ids)] = 1
+            ids[row, : len(enc)] = enc
+            mask[row, : len(enc)] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.input_names:
             feed["token_type_ids"] = np.zeros_like(ids)
@@ -156,3 +170,8 @@ class OnnxEmbedder(Embedder):
             return np.asarray(hidden[:, 0, :], dtype=np.float32)
         summed = (hidden * mask[:, :, None]).sum(axis=1)
         return (summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)).astype(np.float32)
+
+
+def _ids_of(tokenizer: Any) -> Callable[[Sequence[str]], list[list[int]]]:
+    """``encode_batch`` returning id lists, from a ``tokenizers`` tokenizer."""
+    return lambda texts: [e.ids for e in tokenizer.encode_batch(list(texts))]

@@ -1,0 +1,175 @@
+"""A compact Unigram tokenizer for the XLM-R vocabulary ``memfuse models prepare`` builds.
+
+The ``tokenizers`` library keeps a Unigram vocabulary of 250,002 pieces in a character trie
+of about 270 MB; this module holds the same vocabulary in a dict and an array (about 40 MB)
+and reproduces that tokenizer exactly: NFKC, runs of spaces collapsed, Metaspace words
+("▁"-prefixed, split at spaces), Viterbi over piece scores with the same tie-breaking
+(first best path found, pieces tried shortest first), unknown characters fused into one
+``<unk>``, special tokens matched in the raw text, ``<s> … </s>``, truncation. It is used
+only when ``tokenizer.json`` has exactly that structure (checked field by field);
+``tests/test_models.py`` compares it with ``tokenizers`` on real texts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import unicodedata
+from array import array
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+SPACE = "\u2581"
+UNK_PENALTY = 10.0
+"""``tokenizers`` scores an unknown character at the lowest piece score minus this."""
+CACHE_WORDS = 10_000
+
+
+class CompactUnigram:
+    """``encode(text) -> ids`` with ``<s>``/``</s>`` and truncation to ``max_length``."""
+
+    def __init__(self, pieces: dict[str, int], scores: array, *, unk_id: int, bos_id: int,
+                 eos_id: int, specials: dict[str, int], max_length: int) -> None:
+        self.pieces = pieces
+        self.scores = scores
+        self.unk_id = unk_id
+        self.bos_id = bos_id
+        self.eos_id = eos_id
+        self.unk_score = min(scores) - UNK_PENALTY
+        self.longest = max(len(p) for p in pieces)
+        self.max_length = max_length
+        self._specials = specials
+        self._special_re = re.compile("|".join(re.escape(s) for s in sorted(
+            specials, key=len, reverse=True))) if specials else None
+        self._cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._cache_lock = threading.Lock()  # ingestion and queries tokenise concurrently
+
+    @classmethod
+    def load(cls, path: Path, max_length: int) -> CompactUnigram | None:
+        """The tokenizer in ``path``, or None when it is not the structure reproduced here."""
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+        if not _is_reproducible(spec):
+            return None
+        pieces: dict[str, int] = {}
+        scores = array("d")
+        for i, (piece, score) in enumerate(spec["model"]["vocab"]):
+            pieces.setdefault(piece, i)
+            scores.append(float(score))
+        special_ids = {t["content"]: int(t["id"]) for t in spec["added_tokens"]}
+        template = spec["post_processor"]["special_tokens"]
+        bos, eos = spec["post_processor"]["single"][0], spec["post_processor"]["single"][-1]
+        bos_id = int(template[bos["SpecialToken"]["id"]]["ids"][0])
+        eos_id = int(template[eos["SpecialToken"]["id"]]["ids"][0])
+        return cls(pieces, scores, unk_id=int(spec["model"]["unk_id"]), bos_id=bos_id,
+                   eos_id=eos_id, specials=special_ids, max_length=max_length)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of one text, as ``tokenizers`` gives them."""
+        ids: list[int] = []
+        if self._special_re is None:
+            parts: list[tuple[str, int | None]] = [(text, None)]
+        else:
+            parts, last = [], 0
+            for m in self._special_re.finditer(text):
+                parts.append((text[last:m.start()], None))
+                parts.append(("", self._specials[m.group(0)]))
+                last = m.end()
+            parts.append((text[last:], None))
+        for chunk, special in parts:
+            if special is not None:
+                ids.append(special)
+            elif chunk:
+                ids.extend(self._encode_plain(chunk))
+        room = self.max_length - 2
+        return [self.bos_id, *ids[:room], self.eos_id]
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """``encode`` of each text."""
+        return [self.encode(t) for t in texts]
+
+    def _encode_plain(self, text: str) -> list[int]:
+        text = re.sub(" {2,}", " ", unicodedata.normalize("NFKC", text))
+        if not text:
+            return []
+        text = text.replace(" ", SPACE)
+        if not text.startswith(SPACE):
+            text = SPACE + text
+        out: list[int] = []
+        start = 0
+        for i in range(1, len(text)):
+            if text[i] == SPACE:
+                out.extend(self._word(text[start:i]))
+                start = i
+        out.extend(self._word(text[start:]))
+        return out
+
+    def _word(self, word: str) -> tuple[int, ...]:
+        with self._cache_lock:
+            hit = self._cache.get(word)
+            if hit is not None:
+                self._cache.move_to_end(word)
+                return hit
+        ids = self._viterbi(word)
+        with self._cache_lock:
+            self._cache[word] = ids
+            if len(self._cache) > CACHE_WORDS:
+                self._cache.popitem(last=False)
+        return ids
+
+    def _viterbi(self, word: str) -> tuple[int, ...]:
+        n = len(word)
+        best: list[float | None] = [0.0] + [None] * n
+        back: list[tuple[int, int]] = [(0, 0)] * (n + 1)
+        pieces, scores, longest = self.pieces, self.scores, self.longest
+        for start in range(n):
+            here = best[start]
+            if here is None:
+                continue
+            single = False
+            for end in range(start + 1, min(n, start + longest) + 1):
+                pid = pieces.get(word[start:end])
+                if pid is None:
+                    continue
+                score = here + scores[pid]
+                if best[end] is None or score > best[end]:
+                    best[end], back[end] = score, (start, pid)
+                if end == start + 1:
+                    single = True
+            if not single:
+                score = here + self.unk_score
+                if best[start + 1] is None or score > best[start + 1]:
+                    best[start + 1], back[start + 1] = score, (start, self.unk_id)
+        ids: list[int] = []
+        pos = n
+        while pos > 0:
+            start, pid = back[pos]
+            if not (pid == self.unk_id and ids and ids[-1] == self.unk_id):
+                ids.append(pid)
+            pos = start
+        ids.reverse()
+        return tuple(ids)
+
+
+def _is_reproducible(spec: dict[str, Any]) -> bool:
+    """Whether ``tokenizer.json`` is the structure ``prepare`` writes and this reproduces."""
+    try:
+        model, norm, pre = spec["model"], spec["normalizer"], spec["pre_tokenizer"]
+        post = spec["post_processor"]
+        steps = [(s["type"], s.get("pattern"), s.get("content")) for s in norm["normalizers"]]
+        return (model["type"] == "Unigram" and not model.get("byte_fallback")
+                and norm["type"] == "Sequence"
+                and steps == [("NFKC", None, None), ("Replace", {"Regex": " {2,}"}, " ")]
+                and pre == {"type": "Metaspace", "replacement": SPACE,
+                            "prepend_scheme": "always", "split": True}
+                and post["type"] == "TemplateProcessing"
+                and [next(iter(x)) for x in post["single"]] == ["SpecialToken", "Sequence",
+                                                                "SpecialToken"]
+                and spec.get("truncation") is None and spec.get("padding") is None
+                and all(t.get("special") and not t.get("normalized") for t in
+                        spec["added_tokens"]))
+    except (KeyError, TypeError, AttributeError):
+        return False
