@@ -420,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="prepared models (default: $MEMFUSE_MODEL_DIR or the user cache)")
     common.add_argument("--embedder", default="e5-small-int8",
                         help="manifest name or prepared model directory")
-    common.add_argument("--threads", type=int, default=1, help="threads per model (default 1)")
+    common.add_argument("--threads", type=int, default=2, help="threads per model (default 2)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ingest", parents=[common], help="ingest observation JSONL files")

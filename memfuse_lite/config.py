@@ -197,7 +197,7 @@ class MemFuseConfig:
 
     embedder: str = "e5-small-int8"
     model_dir: Path = field(default_factory=default_model_dir)
-    threads: int = 1
+    threads: int = 2
     durability: Durability = "normal"
     ingest: IngestConfig = field(default_factory=IngestConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
