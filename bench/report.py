@@ -142,6 +142,24 @@ def fusion_fit_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def memory_section(name: str, r: dict[str, Any]) -> list[str]:
+    lines = [f"### Resident memory per component: {r['events']:,} events", "",
+             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+             "Each row is the resident set added by opening that component, in a fresh "
+             "process, in this order (differences of `/proc/self/statm`, so native "
+             "allocations count).", "",
+             "| component | + MB | resident MB |", "|---|---|---|"]
+    for s in r["steps"]:
+        lines.append(f"| {s['component']} | {s['mb']} | {s['rss_mb']} |")
+    queries = r.get("after_queries_rss_mb", {})
+    lines += ["", f"Index + store + graph: {r['index_store_graph_mb_per_100k']} MB per 100k "
+                  f"events (target ≤ 250); disk {r['disk_mb']} MB; Python objects after "
+                  f"opening {r['python_objects_mb']} MB. Resident after opening the whole "
+                  f"memory (hashing vectors) and after each pipeline's first query: "
+              + ", ".join(f"{k} {v}" for k, v in queries.items()) + " MB.", ""]
+    return lines
+
+
 def edges_section(r: dict[str, Any]) -> list[str]:
     lines = ["### Causal and supersedes edges: generated household", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
@@ -332,6 +350,9 @@ def main(argv: list[str] | None = None) -> None:
             lines += engine_section(name, r)
     if "models" in results:
         lines += models_section(results["models"])
+    for name, r in results.items():
+        if name.startswith("memory-"):
+            lines += memory_section(name, r)
     for name, r in results.items():
         if name.startswith("fusion-") and name != "fusion-fit":
             lines += fusion_section(r)

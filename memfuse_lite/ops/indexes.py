@@ -17,7 +17,7 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
     top = store.max_event_id()
     text_refilled = False
     live: set[int] = set()
-    for batch in store.index_rows(after=0, batch=5000):
+    for batch in store.index_rows(after=0, batch=5000, vectors=False):
         live.update(row.id for row in batch)
         indexes.dense.describe(batch)
     for index in indexes:

@@ -251,13 +251,16 @@ class Store:
             row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
         return int(row[0]) if row else 0
 
-    def index_rows(self, after: int = 0, batch: int = 2000) -> Iterator[list[EventRecord]]:
-        """Events with id > ``after`` for a derived index, in id order, in batches."""
+    def index_rows(self, after: int = 0, batch: int = 2000, *, vectors: bool = True
+                   ) -> Iterator[list[EventRecord]]:
+        """Events with id > ``after`` for a derived index, in id order, in batches
+        (without their embeddings unless ``vectors``: describing filters needs none)."""
         last = after
+        column = "embedding" if vectors else "NULL"
         while True:
             with self.reading() as db:
                 rows: list[Row] = db.execute(
-                    "SELECT id, text, audience, ts_epoch, embedding, user, source, event_start"
+                    f"SELECT id, text, audience, ts_epoch, {column}, user, source, event_start"
                     " FROM events WHERE id > ? ORDER BY id LIMIT ?",
                     (last, batch),
                 ).fetchall()
@@ -265,8 +268,8 @@ class Store:
                 return
             yield [
                 EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
-                            embedding=np.frombuffer(r[4], np.float32), user=r[5], source=r[6],
-                            event_start=r[7], ts="")
+                            embedding=np.frombuffer(r[4], np.float32) if vectors else None,
+                            user=r[5], source=r[6], event_start=r[7], ts="")
                 for r in rows
             ]
             last = rows[-1][0]

@@ -1,0 +1,168 @@
+"""Where the resident memory of an open memory goes, component by component.
+
+    python3 -m bench memory --size 10000 [--embedder hashing|e5]
+
+A memory of ``size`` generated observations is built once (hashing vectors, so building
+is quick; the 384-d vectors take the same room as e5's), then opened in a fresh process
+that adds one component at a time and reads its resident set (``/proc/self/statm``) after
+each: the SQLite store, the dense index (hnswlib graph + the filter arrays), the text index
+(tantivy, with its writer), fusion (graph and accumulation zone), the embedder (e5 int8:
+ONNX session + tokenizer), a query per pipeline (caches, first-use allocations). Python
+objects are also counted with ``tracemalloc`` (top files). Each figure is a difference of
+resident sets, so it includes what the component's libraries allocate natively.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from memfuse_lite import MemFuse, MemFuseConfig
+
+from .common import HashingEmbedder, current_rss_mb, write_result
+from .engine import ingest_all, workload
+
+TARGETS_MB = {"index + store + graph per 100k events": 250.0, "embedder": 250.0,
+              "total at 100k with the embedder": 600.0}
+"""The on-device targets these figures are read against."""
+
+
+def build(path: Path, size: int) -> None:
+    """A memory of ``size`` generated observations (hashing vectors)."""
+    items, _ = workload("generated", size, 1)
+    mem = MemFuse(path, embedder=HashingEmbedder())
+    asyncio.run(ingest_all(mem, items[:size], producers=4))
+    mem.close()
+
+
+def profile(path: Path, embedder: str) -> dict[str, Any]:
+    """Open ``path`` step by step, reading the resident set after each component."""
+    from memfuse_lite.engine import DB_FILE, lock_directory
+    from memfuse_lite.fusion.runtime import FusionRuntime
+    from memfuse_lite.index.factory import DENSE_BACKENDS, TEXT_BACKENDS, Indexes
+    from memfuse_lite.ops.indexes import catch_up
+    from memfuse_lite.store.sqlite import Store
+
+    tracemalloc.start()
+    config = MemFuseConfig()
+    steps: list[dict[str, Any]] = []
+    last = current_rss_mb()
+
+    def step(name: str) -> None:
+        nonlocal last
+        now = current_rss_mb()
+        steps.append({"component": name, "mb": round(now - last, 1), "rss_mb": now})
+        last = now
+
+    step("python + memfuse_lite imported")
+    lock = lock_directory(path)
+    store = Store(path / DB_FILE)
+    counts = store.counts()
+    step("SQLite store")
+    hashing = HashingEmbedder()
+    dense = DENSE_BACKENDS[config.index.dense_backend](path, hashing.info.dims,
+                                                        hashing.info.key(), config.index)
+    for rows in store.index_rows(after=0, batch=5000, vectors=False):
+        dense.describe(rows)  # the filter arrays catch-up fills
+    step("dense index (hnswlib graph + filter arrays)")
+    text = TEXT_BACKENDS[config.index.text_backend](path, config.index)
+    step("text index (tantivy reader + writer)")
+    indexes = Indexes(dense, text)
+    catch_up(store, indexes)
+    step("catch-up check")
+    fusion = FusionRuntime.open(store, config.fusion, indexes.dense)
+    step("fusion (graph + accumulation zone)")
+    python_objects = tracemalloc.take_snapshot()
+    if embedder == "e5":
+        from memfuse_lite.engine import load_default_embedder
+
+        model = load_default_embedder(config)
+        model.load()
+        step("embedder (e5 int8: ONNX session + tokenizer)")
+        model.embed(["warm-up: the dentist appointment moved to Thursday"] * 32)
+        step("embedder first batch (activations)")
+    for index in indexes:
+        index.close()
+    store.close()
+    lock.close()
+    del fusion
+    top = [{"file": str(s.traceback[0].filename).split("site-packages/")[-1]
+            .split("memfuse_lite/")[-1], "mb": round(s.size / 1e6, 2)}
+           for s in python_objects.statistics("filename")[:8]]
+    tracemalloc.stop()
+    return {"events": counts["events"], "fused_memories": counts["fused_memories"],
+            "edges": counts["edges"], "steps": steps, "python_objects_top": top,
+            "python_objects_mb": round(sum(s.size for s in python_objects.statistics(
+                "filename")) / 1e6, 1)}
+
+
+def _child(embedder: str, mode: str, path: Path) -> Any:
+    """Run one measurement in a fresh process (nothing else resident)."""
+    done = subprocess.run([sys.executable, "-m", "bench", "memory", "--embedder", embedder,
+                           mode, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def queries_step(path: Path, embedder: str) -> dict[str, float]:
+    """Resident memory after opening the whole memory and after each pipeline's first
+    query (the embedder loads at the first query that needs it)."""
+    out: dict[str, float] = {"before opening": current_rss_mb()}
+    mem = MemFuse(path, embedder=HashingEmbedder() if embedder == "hashing" else None,
+                  create=False)
+    out["opened"] = current_rss_mb()
+    for pipeline in ("bm25", "dense", "hybrid", "fused", "agentic"):
+        mem.search("dentist appointment moved", viewer="ana", pipeline=pipeline)
+        out[pipeline] = current_rss_mb()
+    mem.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry: build (or reuse with --keep), then profile in a fresh process."""
+    ap = argparse.ArgumentParser(prog="python3 -m bench memory", description=__doc__)
+    ap.add_argument("--size", type=int, default=10_000)
+    ap.add_argument("--embedder", choices=("hashing", "e5"), default="e5")
+    ap.add_argument("--keep", type=Path, help="build (or reuse) the memory here")
+    ap.add_argument("--profile-only", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--queries-only", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.profile_only:  # a child process: nothing loaded before measuring
+        print(json.dumps(profile(args.profile_only, args.embedder)))
+        return
+    if args.queries_only:
+        print(json.dumps(queries_step(args.queries_only, args.embedder)))
+        return
+    work = args.keep or Path(tempfile.mkdtemp(prefix="memfuse-memory-"))
+    path = work / "mem"
+    if not (path / "memfuse.db").exists():
+        build(path, args.size)
+    result = _child(args.embedder, "--profile-only", path)
+    result["after_queries_rss_mb"] = _child("hashing", "--queries-only", path)
+    disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    result["disk_mb"] = round(disk / 1e6, 1)
+    result["size"] = args.size
+    engine = sum(s["mb"] for s in result["steps"][1:6])
+    result["index_store_graph_mb_per_100k"] = round(engine * 100_000 / max(1, result["events"]),
+                                                    1)
+    for s in result["steps"]:
+        print(f"{s['component']:<48} +{s['mb']:>7.1f} MB  (resident {s['rss_mb']} MB)")
+    print(f"index + store + graph: {engine:.1f} MB for {result['events']} events = "
+          f"{result['index_store_graph_mb_per_100k']} MB per 100k events "
+          f"(target <= {TARGETS_MB['index + store + graph per 100k events']:.0f})")
+    print(f"Python objects after opening: {result['python_objects_mb']} MB; top: "
+          + ", ".join(f"{t['file']} {t['mb']}" for t in result["python_objects_top"][:5]))
+    print("resident after opening and after each pipeline's first query (hashing vectors): "
+          + ", ".join(f"{k} {v}" for k, v in result["after_queries_rss_mb"].items()))
+    write_result(f"memory-{args.size}-{args.embedder}", {
+        "command": "python3 -m bench memory " + " ".join(argv or []), **result})
+
+
+if __name__ == "__main__":
+    main()
