@@ -74,6 +74,10 @@ class DerivedIndex(ABC):
     def labels(self) -> set[int]:
         """Every event id held (checked against the store at open)."""
 
+    def event_count(self) -> int:
+        """Events held (override with something cheaper than listing them)."""
+        return len(self.labels())
+
     @abstractmethod
     def reset(self) -> None:
         """Drop everything (before a rebuild)."""

@@ -212,6 +212,10 @@ class HnswIndex(DenseIndex):
     def __len__(self) -> int:
         return int(self.index.get_current_count()) - len(self._deleted)
 
+    def event_count(self) -> int:
+        """Live labels."""
+        return len(self)
+
     def labels(self) -> set[int]:
         """Every live label."""
         with self._lock:

@@ -28,7 +28,11 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
         for rows in store.index_rows(after=index.watermark):
             index.add(rows)
             behind += len(rows)
-        stale = index.labels() - live
+        # An index that is not behind and holds as many events as the store holds the same
+        # ones (events it lacks would be above its watermark); only otherwise are its labels
+        # listed and compared (a forget interrupted before the indexes followed).
+        stale = set() if behind == 0 and index.event_count() == len(live) else \
+            index.labels() - live
         if stale:
             index.remove(sorted(stale))
         if behind and index is indexes.text:
