@@ -1,8 +1,10 @@
 """The causal fusion graph in memory (rustworkx), mirrored from SQLite.
 
-Nodes are events (``("e", id)``) and fused memories (``("f", id)``); edges carry an
-:class:`~memfuse_lite.records.Edge`. ``member_of`` edges come from ``fused_members``,
-every other kind from ``edges``. SQLite stays the source of truth: the graph is built
+Nodes are events and fused memories (their payload is the id; two maps give the node of
+an event id and of a fused-memory id). ``member_of`` edges (event → fused memory) come from
+``fused_members`` and carry the :data:`MEMBER` marker rather than an object each (there is
+one per event); every other edge comes from ``edges`` and carries its
+:class:`~memfuse_lite.records.Edge`. SQLite stays the source of truth: the graph is built
 from it at open and updated after each committed batch.
 """
 
@@ -17,7 +19,8 @@ import rustworkx as rx
 from ..records import Edge
 from ..store import fused as fused_sql
 
-Node = tuple[str, int]
+MEMBER = "member_of"
+"""The payload of every membership edge."""
 
 
 class FusionGraph:
@@ -25,14 +28,15 @@ class FusionGraph:
 
     def __init__(self) -> None:
         self._g: rx.PyDiGraph = rx.PyDiGraph(multigraph=True)
-        self._index: dict[Node, int] = {}
+        self._events: dict[int, int] = {}
+        self._fused: dict[int, int] = {}
         self._lock = threading.RLock()
 
-    def _node(self, node: Node) -> int:
-        idx = self._index.get(node)
+    def _node(self, nodes: dict[int, int], ident: int) -> int:
+        idx = nodes.get(ident)
         if idx is None:
-            idx = self._g.add_node(node)
-            self._index[node] = idx
+            idx = self._g.add_node(ident)
+            nodes[ident] = idx
         return idx
 
     @classmethod
@@ -47,25 +51,24 @@ class FusionGraph:
         """``member_of`` edges (event → fused memory)."""
         with self._lock:
             for eid, fid in pairs:
-                self._g.add_edge(self._node(("e", eid)), self._node(("f", fid)),
-                                 Edge("member_of", eid, fid))
+                self._g.add_edge(self._node(self._events, eid), self._node(self._fused, fid),
+                                 MEMBER)
 
     def move_members(self, moves: Iterable[tuple[int, int, int]]) -> None:
         """Re-point ``member_of`` edges after fused memories were merged."""
         with self._lock:
             for eid, old, new in moves:
-                a = self._index.get(("e", eid))
-                b = self._index.get(("f", old))
+                a, b = self._events.get(eid), self._fused.get(old)
                 if a is not None and b is not None and self._g.has_edge(a, b):
                     self._g.remove_edge(a, b)
-                self._g.add_edge(self._node(("e", eid)), self._node(("f", new)),
-                                 Edge("member_of", eid, new))
+                self._g.add_edge(self._node(self._events, eid), self._node(self._fused, new),
+                                 MEMBER)
 
     def remove_fused(self, ids: Iterable[int]) -> None:
         """Drop fused-memory nodes."""
         with self._lock:
             for fid in ids:
-                idx = self._index.pop(("f", fid), None)
+                idx = self._fused.pop(fid, None)
                 if idx is not None:
                     self._g.remove_node(idx)
 
@@ -73,7 +76,7 @@ class FusionGraph:
         """Drop event nodes with their edges (after the events were forgotten)."""
         with self._lock:
             for eid in ids:
-                idx = self._index.pop(("e", eid), None)
+                idx = self._events.pop(eid, None)
                 if idx is not None:
                     self._g.remove_node(idx)
 
@@ -81,9 +84,10 @@ class FusionGraph:
         """Event → event edges (duplicates of a (kind, src, dst) are ignored)."""
         with self._lock:
             for edge in edges:
-                a, b = self._node(("e", edge.src)), self._node(("e", edge.dst))
-                if any(e.kind == edge.kind for e in self._g.get_all_edge_data(a, b)
-                       ) if self._g.has_edge(a, b) else False:
+                a, b = self._node(self._events, edge.src), self._node(self._events, edge.dst)
+                if self._g.has_edge(a, b) and any(
+                        e is not MEMBER and e.kind == edge.kind
+                        for e in self._g.get_all_edge_data(a, b)):
                     continue
                 self._g.add_edge(a, b, edge)
 
@@ -92,37 +96,38 @@ class FusionGraph:
         """Edges touching an event (``direction``: out, in or both), member_of excluded."""
         wanted = set(kinds) if kinds is not None else None
         with self._lock:
-            idx = self._index.get(("e", event_id))
+            idx = self._events.get(event_id)
             if idx is None:
                 return []
             found: list[Edge] = []
             if direction in ("out", "both"):
-                found.extend(d for _, _, d in self._g.out_edges(idx))
+                found.extend(d for _, _, d in self._g.out_edges(idx) if d is not MEMBER)
             if direction in ("in", "both"):
-                found.extend(d for _, _, d in self._g.in_edges(idx))
-        return [e for e in found if e.kind != "member_of" and (wanted is None or e.kind in wanted)]
+                found.extend(d for _, _, d in self._g.in_edges(idx) if d is not MEMBER)
+        return [e for e in found if wanted is None or e.kind in wanted]
 
     def fused_of(self, event_id: int) -> int | None:
         """The fused memory an event belongs to (the newest, for continuations)."""
         with self._lock:
-            idx = self._index.get(("e", event_id))
+            idx = self._events.get(event_id)
             if idx is None:
                 return None
-            fids = [d.dst for _, _, d in self._g.out_edges(idx) if d.kind == "member_of"]
+            fids = [self._g[dst] for _, dst, d in self._g.out_edges(idx) if d is MEMBER]
         return max(fids) if fids else None
 
     def members(self, fused_id: int) -> list[int]:
         """Event ids of a fused memory."""
         with self._lock:
-            idx = self._index.get(("f", fused_id))
+            idx = self._fused.get(fused_id)
             if idx is None:
                 return []
-            return sorted(d.src for _, _, d in self._g.in_edges(idx) if d.kind == "member_of")
+            return sorted(self._g[src] for src, _, d in self._g.in_edges(idx) if d is MEMBER)
 
     def counts(self) -> dict[str, int]:
         """Edges per kind."""
         out: dict[str, int] = {}
         with self._lock:
             for edge in self._g.edges():
-                out[edge.kind] = out.get(edge.kind, 0) + 1
+                kind = MEMBER if edge is MEMBER else edge.kind
+                out[kind] = out.get(kind, 0) + 1
         return out
