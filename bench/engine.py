@@ -189,6 +189,27 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
     return result
 
 
+def target_lines(result: dict[str, Any]) -> list[str]:
+    """Each on-device target beside what this run measured (the goals are for 100k
+    events; smaller runs show the trend)."""
+    ing, search, ann = result["ingest"], result["search"], result["ann"]
+    stages = ing["stage_seconds"]
+    total = sum(stages.values()) or 1.0
+    overhead = (stages["fuse"] + stages["index"] + stages["commit"]) / total
+    rows = [
+        ("peak RSS while ingesting", f"{result['rss_mb']['peak']} MB", "<= 600 MB at 100k"),
+        ("fusion + index + commit share of ingest", f"{overhead:.0%}", "<= 25%"),
+        ("fused p50 / p95", f"{search['fused']['p50']} / {search['fused']['p95']} ms",
+         "<= 15 / 30 ms"),
+        ("hybrid p50 / p95", f"{search['hybrid']['p50']} / {search['hybrid']['p95']} ms",
+         "<= 5 / 10 ms"),
+        (f"HNSW recall@{ann['k']} vs exact", str(ann["hnsw_recall"]), ">= 0.98"),
+    ]
+    out = [f"targets at {result['size']:,} observations ({result['embedder']}):"]
+    out += [f"  {name:<42} {value:>18}   goal {goal}" for name, value, goal in rows]
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """CLI entry."""
     ap = argparse.ArgumentParser(prog="python3 -m bench engine", description=__doc__)
@@ -212,6 +233,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{ann['hnsw_ms']['p50']} ms vs numpy brute force {ann['numpy_bruteforce_ms']['p50']} ms")
     print(f"index rebuild {result['index_rebuild_s']} s, disk {result['disk_mb']} MB, "
           f"peak RSS {result['rss_mb']['peak']} MB")
+    for line in target_lines(result):
+        print(line)
     suffix = "" if args.corpus == "real" else f"-{args.corpus}"
     suffix += "" if args.embedder == "e5" else f"-{args.embedder}"
     write_result(f"engine-{args.size}{suffix}", {"command": "python3 -m bench engine "
