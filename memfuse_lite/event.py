@@ -9,6 +9,7 @@ it. The public view of a stored event, with its source trail, is
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,7 +43,7 @@ class EventRecord:
     """The time constraints are applied to: the event's start, else when observed."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "when_epoch", to_epoch(parse_ts(self.event_start))
+        object.__setattr__(self, "when_epoch", _epoch_of(self.event_start)
                            if self.event_start else self.ts_epoch)
 
     @property
@@ -51,3 +52,9 @@ class EventRecord:
         if self.embedding is None:
             raise ValueError(f"event {self.id or '(draft)'} has no embedding yet")
         return self.embedding
+
+
+@functools.lru_cache(maxsize=65_536)
+def _epoch_of(text: str) -> float:
+    """Epoch seconds of a stored ISO time (the same times recur across events)."""
+    return to_epoch(parse_ts(text))

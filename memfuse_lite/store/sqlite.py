@@ -7,6 +7,7 @@ only committed data thanks to WAL snapshots.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -40,6 +41,7 @@ def _audience_json(audience: Sequence[str] | None) -> str | None:
     return None if audience is None else json.dumps(list(audience), ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=4096)
 def _audience_load(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(json.loads(text))
 
