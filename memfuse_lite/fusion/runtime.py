@@ -47,9 +47,10 @@ class FusionRuntime:
             self.agent.load_zone(db)
             self.graph = FusionGraph.load(db)
 
-    def apply(self, change: FusionChange, text: TextIndex) -> None:
+    def apply(self, change: FusionChange, text: TextIndex | None) -> None:
         """Bring the zone, the graph and the text index's fused documents in line with a
-        change whose transaction has committed."""
+        change whose transaction has committed (``text=None``: the caller rewrites the
+        documents afterwards, as a rebuild does once at its end)."""
         if change.zone is not None:
             self.agent.adopt_zone(change.zone)
         self.graph.remove_events(change.events_removed)
@@ -58,7 +59,8 @@ class FusionRuntime:
         self.graph.remove_fused(change.removed)
         self.graph.add_edges(change.edges)
         self.llm_calls += change.llm_calls
-        apply_documents(change, text)
+        if text is not None:
+            apply_documents(change, text)
 
 
 def apply_documents(change: FusionChange, text: TextIndex) -> None:

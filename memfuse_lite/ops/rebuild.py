@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..engine import Engine
 from ..errors import MemFuseError
 from ..fusion.model import load_views
-from ..fusion.runtime import reindex_documents
+from ..fusion.runtime import FUSED_DOCS_DIRTY, reindex_documents
 from ..store import fused as fused_sql
 from . import indexes as index_ops
 
@@ -13,7 +13,8 @@ from . import indexes as index_ops
 def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
     """Re-run fusion over every event in ingestion order with the current config (after
     changing thresholds or the arbitration LLM); returns counts. Each step is applied as
-    ingestion applies a batch."""
+    ingestion applies a batch; the text index's fused documents are rewritten once at the
+    end (a commit per step would cost seconds per thousand batches)."""
     fusion = engine.fusion
     if fusion is None:
         raise MemFuseError("fusion is disabled in this memory's config")
@@ -21,7 +22,9 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
     with engine.lock:
         with store.atomic() as db:
             fused_sql.clear(db)
-        text.remove_fused(sorted(text.fused_ids()))
+            # the text index's fused documents are stale until rewritten at the end: a
+            # crash before then has them rewritten at the next open
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
         fusion.reload(store)  # an empty graph
         fusion.agent.zone.clear()
         with store.reading() as db:
@@ -31,7 +34,8 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
             with store.atomic() as db:
                 views = load_views(db, chunk)
                 change = fusion.agent.fuse(db, [views[i] for i in chunk])
-            fusion.apply(change, text)
+            fusion.apply(change, None)  # documents: once, below
+        reindex_documents(store, text)
         engine.views.invalidate()
     counts = store.counts()
     return {"events": len(ids), "fused_memories": counts["fused_memories"],
