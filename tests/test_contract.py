@@ -265,3 +265,28 @@ def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
     unrelated = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
                                     choices={"A": "Zanzibar", "B": "Kathmandu"}))
     assert unrelated.choice is None
+
+
+def test_fused_pipelines_run_with_fusion_off(tmp_path) -> None:
+    """The "fusion off" ablation: fused and agentic still answer, every event alone."""
+    import asyncio
+
+    from memfuse_lite import MemFuse, MemFuseConfig
+    from memfuse_lite.config import FusionConfig
+
+    from .conftest import FakeEmbedder, obs
+
+    async def run() -> list[int]:
+        config = MemFuseConfig(fusion=FusionConfig(enabled=False))
+        async with MemFuse(tmp_path / "m", config=config, embedder=FakeEmbedder()) as mem:
+            await mem.ingest_many([obs("dentist moved to Thursday", ext="1"),
+                                   obs("dentist clinic called", ext="2")])
+            await mem.flush()
+            found = []
+            for pipeline in ("fused", "agentic"):
+                result = mem.search("dentist", viewer="ana", pipeline=pipeline)
+                assert all(h.fused_id is None for h in result.hits) and not result.fused
+                found.append(len(result.hits))
+            return found
+
+    assert asyncio.run(run()) == [2, 2]

@@ -113,5 +113,4 @@ def _feedback_query(question: str, ctx: Context) -> str | None:
 
 
 PIPELINE = Pipeline("agentic", run, "fused retrieval in 2-5 rounds steered by the LLM "
-                    "(pseudo-relevance feedback without one)", needs_fusion=True,
-                    grounded=True)
+                    "(pseudo-relevance feedback without one)", grounded=True)

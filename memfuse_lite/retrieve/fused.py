@@ -223,4 +223,5 @@ def fused(engine: Engine, req: Request) -> Context:
 
 
 PIPELINE = Pipeline("fused", fused, "planner + hybrid seeds + graph expansion, grouped "
-                    "under fused memories", needs_fusion=True, grounded=True)
+                    "under fused memories (with fusion off: every event its own memory)",
+                    grounded=True)
