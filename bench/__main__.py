@@ -14,6 +14,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "quality": ("bench.quality", "retrieval recall per pipeline, baselines and ablations"),
     "fusion": ("bench.fusion_eval", "fusion B-cubed and evidence co-location vs event labels"),
     "edges": ("bench.edges_eval", "causal and supersedes edges vs the generator's links"),
+    "fusion-candidates": ("bench.fusion_candidates",
+                          "fusion's candidate recall and ranking of true episode mates"),
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),

@@ -160,6 +160,27 @@ def memory_section(name: str, r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def candidates_section(results: dict[str, dict[str, Any]]) -> list[str]:
+    rows = [r for name, r in results.items() if name.startswith("fusion-candidates-")]
+    if not rows:
+        return []
+    lines = ["### Fusion candidates: recall and ranking of true episode mates", "",
+             f"`python3 -m bench fusion-candidates --dataset D` — {_machine(rows[0]['machine'])}",
+             "", "For events with an earlier record of the same labelled episode: is one among "
+             "fusion's candidates, is it the top one under the shipped pair model, and how "
+             "precise is joining the top candidate at p ≥ 0.3 (the shipped threshold).", "",
+             "| dataset | events with an earlier mate | mate among candidates | mate on top "
+             "| true-pair probability quartiles | top-1 joins at p ≥ 0.3 (precision) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        j = r["top1_join"]["0.3"]
+        lines.append(f"| {r['dataset']} | {r['events_with_earlier_mate']} of {r['events']} | "
+                     f"{r['mate_among_candidates']} | {r['mate_is_top_candidate']} | "
+                     f"{r['gold_pair_probability_quartiles']} | {j['joins']} "
+                     f"({j['precision']}) |")
+    return lines + [""]
+
+
 def edges_section(r: dict[str, Any]) -> list[str]:
     lines = ["### Causal and supersedes edges: generated household", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
@@ -358,6 +379,7 @@ def main(argv: list[str] | None = None) -> None:
             lines += fusion_section(r)
     if "fusion-fit" in results:
         lines += fusion_fit_section(results["fusion-fit"])
+    lines += candidates_section(results)
     if "edges-generated" in results:
         lines += edges_section(results["edges-generated"])
     for name, r in results.items():
