@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
         if name.startswith("memory-"):
             lines += memory_section(name, r)
     for name, r in results.items():
-        if name.startswith("fusion-") and name != "fusion-fit":
+        if name.startswith("fusion-lifebench"):
             lines += fusion_section(r)
     if "fusion-fit" in results:
         lines += fusion_fit_section(results["fusion-fit"])
