@@ -102,6 +102,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     from .importers import ImportContext, read
+    from .importers.base import with_zone
     from .importers.contacts import directory
 
     try:
@@ -120,7 +121,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             dt = parse_ts(value)
         except ValueError as exc:
             raise MemFuseError(f"--since/--until: {exc}") from exc
-        return dt if dt.tzinfo is not None else dt.replace(tzinfo=tz or _local_zone())
+        return with_zone(dt, tz)
 
     async def run() -> dict[str, Any]:
         summary = _new_summary()
@@ -165,12 +166,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     asyncio.run(run())
     return 0
-
-
-def _local_zone() -> Any:
-    from datetime import datetime
-
-    return datetime.now().astimezone().tzinfo
 
 
 def _count(summary: dict[str, Any], results: Sequence[Any]) -> None:

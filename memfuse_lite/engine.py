@@ -13,6 +13,7 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -138,16 +139,17 @@ def open_engine(path: Path, *, config: MemFuseConfig, embedder: Embedder | None 
     if not create:
         require_memory(path)
     path.mkdir(parents=True, exist_ok=True)
-    lockfile = lock_directory(path)
-    opened: list[object] = []
-    try:
+    with ExitStack() as on_failure:  # closes what was opened if a later step fails
+        lockfile = lock_directory(path)
+        on_failure.callback(lockfile.close)
         store = Store(path / DB_FILE, durability=config.durability)
-        opened.append(store)
+        on_failure.callback(store.close)
         embedder = embedder if embedder is not None else load_default_embedder(config)
         check_embedder(store, embedder.info, path)
         indexes = open_indexes(path, config.index, dims=embedder.info.dims,
                                model_key=embedder.info.key())
-        opened.append(indexes)
+        for index in indexes:
+            on_failure.callback(index.close)
         text_refilled = catch_up(store, indexes)
         pool = LLMPool(llms, model_dir=config.model_dir, n_ctx=config.llm_ctx,
                        threads=config.threads)
@@ -163,15 +165,7 @@ def open_engine(path: Path, *, config: MemFuseConfig, embedder: Embedder | None 
                 # Refilled, or a forget committed in SQLite before its fused documents were
                 # rewritten (a crash between the two): the documents may hold forgotten text.
                 reindex_documents(store, indexes.text)
-    except BaseException:
-        for thing in reversed(opened):
-            if isinstance(thing, Indexes):
-                for index in thing:
-                    index.close()
-            elif isinstance(thing, Store):
-                thing.close()
-        lockfile.close()
-        raise
+        on_failure.pop_all()  # opened: the engine owns them now
     return Engine(path=path, config=config, store=store, embedder=embedder, indexes=indexes,
                   llms=pool, fusion=fusion, views=MemoryViews(store, fusion, pool, config),
                   lock=threading.RLock(), lockfile=lockfile)

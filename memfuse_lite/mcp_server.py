@@ -131,10 +131,8 @@ def build_server(mem: MemFuse, viewer: str) -> Any:
 
 
 def _owner(mem: MemFuse, observation_id: int) -> str | None:
-    with mem.engine.store.reading() as db:
-        row = db.execute("SELECT user FROM observations WHERE id = ?",
-                         (observation_id,)).fetchone()
-    return None if row is None else str(row[0])
+    stored = mem.engine.store.load_observations([observation_id])
+    return stored[0].observation.user if stored else None
 
 
 async def serve(mem: MemFuse, viewer: str) -> None:

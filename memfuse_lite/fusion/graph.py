@@ -66,17 +66,16 @@ class FusionGraph:
 
     def remove_fused(self, ids: Iterable[int]) -> None:
         """Drop fused-memory nodes."""
-        with self._lock:
-            for fid in ids:
-                idx = self._fused.pop(fid, None)
-                if idx is not None:
-                    self._g.remove_node(idx)
+        self._remove(self._fused, ids)
 
     def remove_events(self, ids: Iterable[int]) -> None:
         """Drop event nodes with their edges (after the events were forgotten)."""
+        self._remove(self._events, ids)
+
+    def _remove(self, nodes: dict[int, int], ids: Iterable[int]) -> None:
         with self._lock:
-            for eid in ids:
-                idx = self._events.pop(eid, None)
+            for ident in ids:
+                idx = nodes.pop(ident, None)
                 if idx is not None:
                     self._g.remove_node(idx)
 

@@ -70,6 +70,12 @@ def apply_documents(change: FusionChange, text: TextIndex) -> None:
     text.upsert_fused(change.fused_docs)
 
 
+def mark_documents_stale(db: apsw.Connection) -> None:
+    """Record, inside a write transaction, that the text index's fused documents may be
+    stale until they are rewritten (an interrupted forget or rebuild is repaired at open)."""
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
+
+
 def fused_documents(db: apsw.Connection, ids: Sequence[int]) -> list[tuple[int, str, float]]:
     """Refresh the stored summaries of these fused memories and return their text-index
     documents (call inside a write transaction)."""

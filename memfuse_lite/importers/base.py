@@ -44,10 +44,7 @@ class ImportContext:
 
     def local(self, dt: datetime) -> datetime:
         """``dt`` with a time zone: naive times are read in the context's zone."""
-        if dt.tzinfo is not None:
-            return dt
-        zone = self.tz if self.tz is not None else datetime.now().astimezone().tzinfo
-        return dt.replace(tzinfo=zone)
+        return with_zone(dt, self.tz)
 
     def name_for(self, address: str) -> str | None:
         """The contact name for a phone number or e-mail address, if known."""
@@ -62,6 +59,13 @@ class ImportContext:
                                visibility=self.visibility)
         except InvalidObservation as exc:
             return Rejected(str(path), where, str(exc))
+
+
+def with_zone(dt: datetime, tz: tzinfo | None) -> datetime:
+    """``dt`` unchanged if it has a zone, else read in ``tz`` (None: this machine's)."""
+    if dt.tzinfo is not None:
+        return dt
+    return dt.replace(tzinfo=tz if tz is not None else datetime.now().astimezone().tzinfo)
 
 
 Item = Observation | Rejected

@@ -157,10 +157,6 @@ class TextIndex(DerivedIndex):
     def fused_ids(self) -> set[int]:
         """Fused memories that have a document."""
 
-    @abstractmethod
-    def event_count(self) -> int:
-        """Event documents held."""
-
     def search_events(self, text: str, viewer: str, k: int,
                       where: IndexFilter | None = None) -> list[tuple[int, float]]:
         """Events only, as (id, score)."""

@@ -14,7 +14,12 @@ from datetime import datetime
 from ..engine import Engine
 from ..errors import InvalidQuery
 from ..fusion.agent import FusionChange
-from ..fusion.runtime import FUSED_DOCS_DIRTY, apply_documents, fused_documents
+from ..fusion.runtime import (
+    FUSED_DOCS_DIRTY,
+    apply_documents,
+    fused_documents,
+    mark_documents_stale,
+)
 from ..records import ForgetResult
 from ..store.forget import delete_observations, select_observations
 from ..timeutil import parse_ts, to_epoch
@@ -42,7 +47,7 @@ def forget(engine: Engine, *, observation: int | Sequence[int] | None = None,
             change = FusionChange(removed=set(gone.fused_removed), events_removed=gone.events,
                                   fused_docs=fused_documents(db, gone.fused_changed))
             if gone.fused_removed or gone.fused_changed:
-                db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
+                mark_documents_stale(db)
         engine.dense.remove(gone.events)
         engine.text.remove(gone.events)
         if engine.fusion is not None:

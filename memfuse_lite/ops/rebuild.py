@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..engine import Engine
 from ..errors import MemFuseError
+from ..fusion.graph import FusionGraph
 from ..fusion.model import load_views
-from ..fusion.runtime import FUSED_DOCS_DIRTY, reindex_documents
+from ..fusion.runtime import mark_documents_stale, reindex_documents
 from ..store import fused as fused_sql
 from . import indexes as index_ops
 
@@ -24,8 +25,8 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
             fused_sql.clear(db)
             # the text index's fused documents are stale until rewritten at the end: a
             # crash before then has them rewritten at the next open
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (FUSED_DOCS_DIRTY,))
-        fusion.reload(store)  # an empty graph
+            mark_documents_stale(db)
+        fusion.graph = FusionGraph()
         fusion.agent.zone.clear()
         with store.reading() as db:
             ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]

@@ -6,12 +6,13 @@ members (and is deleted when none remain); every edge touching a deleted event g
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import apsw
 
 from . import fused as fused_sql
+from .sql import chunks, marks
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,19 +54,19 @@ def select_observations(db: apsw.Connection, *, observations: Sequence[int] | No
 def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
     """Delete the observations and what was derived from them (call inside a transaction)."""
     events: set[int] = set()
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         events.update(int(r[0]) for r in db.execute(
-            f"SELECT DISTINCT event_id FROM event_sources WHERE observation_id IN ({_marks(chunk)})",
+            f"SELECT DISTINCT event_id FROM event_sources WHERE observation_id IN ({marks(chunk)})",
             tuple(chunk)))
     ev = sorted(events)
     touched, edges = fused_sql.detach_events(db, ev)
-    for chunk in _chunks(ev):
-        m = _marks(chunk)
+    for chunk in chunks(ev):
+        m = marks(chunk)
         db.execute(f"DELETE FROM event_terms WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM event_sources WHERE event_id IN ({m})", tuple(chunk))
         db.execute(f"DELETE FROM events WHERE id IN ({m})", tuple(chunk))
-    for chunk in _chunks(ids):
-        m = _marks(chunk)
+    for chunk in chunks(ids):
+        m = marks(chunk)
         # Other events may cite these observations too only through event_sources rows
         # already removed with their events.
         for table, column in (("inbox", "observation_id"), ("dead_letters", "observation_id"),
@@ -74,12 +75,3 @@ def delete_observations(db: apsw.Connection, ids: Sequence[int]) -> Deleted:
     removed = [fid for fid in sorted(touched) if fused_sql.delete_if_empty(db, fid)]
     changed = sorted(touched - set(removed))
     return Deleted(tuple(ids), tuple(ev), edges, tuple(removed), tuple(changed))
-
-
-def _marks(chunk: Sequence[int]) -> str:
-    return ",".join("?" * len(chunk))
-
-
-def _chunks(items: Sequence[int], size: int = 400) -> Iterator[Sequence[int]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

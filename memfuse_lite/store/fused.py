@@ -12,6 +12,7 @@ from typing import Any
 import apsw
 
 from ..records import Edge
+from .sql import chunks, marks
 
 MemberRow = tuple[int, str, str, str, str | None, str | None, str | None]
 """(event id, user, source, text, ts, event_start, audience JSON) of one member."""
@@ -38,10 +39,10 @@ def size(db: apsw.Connection, fused_id: int) -> int:
 def fused_of(db: apsw.Connection, event_ids: Sequence[int]) -> dict[int, int]:
     """The fused memory of each event that has one (the newest, for continuations)."""
     out: dict[int, int] = {}
-    for chunk in _chunks(event_ids):
+    for chunk in chunks(event_ids):
         for eid, fid in db.execute(
                 f"SELECT event_id, max(fused_id) FROM fused_members WHERE event_id IN"
-                f" ({_marks(chunk)}) GROUP BY event_id", tuple(chunk)):
+                f" ({marks(chunk)}) GROUP BY event_id", tuple(chunk)):
             out[int(eid)] = int(fid)
     return out
 
@@ -116,8 +117,8 @@ def detach_events(db: apsw.Connection, event_ids: Sequence[int]) -> tuple[set[in
     memories that lost members and the number of edges deleted."""
     touched: set[int] = set()
     edges = 0
-    for chunk in _chunks(event_ids):
-        m = _marks(chunk)
+    for chunk in chunks(event_ids):
+        m = marks(chunk)
         touched.update(int(r[0]) for r in db.execute(
             f"SELECT DISTINCT fused_id FROM fused_members WHERE event_id IN ({m})",
             tuple(chunk)))
@@ -136,12 +137,3 @@ def delete_if_empty(db: apsw.Connection, fused_id: int) -> bool:
     db.execute("UPDATE fused_memories SET continues = NULL WHERE continues = ?", (fused_id,))
     db.execute("DELETE FROM fused_memories WHERE id = ?", (fused_id,))
     return True
-
-
-def _marks(chunk: Sequence[int]) -> str:
-    return ",".join("?" * len(chunk))
-
-
-def _chunks(items: Sequence[int], n: int = 400) -> Iterator[Sequence[int]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]

@@ -25,6 +25,7 @@ from ..event import EventRecord
 from ..records import AtomicEvent, IngestResult, Observation, Provenance
 from ..timeutil import to_epoch, to_iso
 from .migrations import MIGRATIONS
+from .sql import chunks, marks
 
 Row = tuple[Any, ...]
 
@@ -203,9 +204,9 @@ class Store:
         """Which of these observation ids are still stored."""
         out: set[int] = set()
         with self.reading() as db:
-            for chunk in _chunks(ids, 500):
+            for chunk in chunks(ids, 500):
                 out.update(int(r[0]) for r in db.execute(
-                    f"SELECT id FROM observations WHERE id IN ({','.join('?' * len(chunk))})",
+                    f"SELECT id FROM observations WHERE id IN ({marks(chunk)})",
                     tuple(chunk)))
         return out
 
@@ -218,11 +219,11 @@ class Store:
         """Observations by id, in the order given (missing ids are skipped)."""
         rows: dict[int, Row] = {}
         with self.reading() as db:
-            for chunk in _chunks(ids, 500):
-                marks = ",".join("?" * len(chunk))
+            for chunk in chunks(ids, 500):
+                in_ = marks(chunk)
                 for row in db.execute(
                     "SELECT id, source, external_id, user, device, ts, text, meta, visibility"
-                    f" FROM observations WHERE id IN ({marks})",
+                    f" FROM observations WHERE id IN ({in_})",
                     tuple(chunk),
                 ):
                     rows[row[0]] = row
@@ -280,19 +281,19 @@ class Store:
         """Events with their provenance, keyed by id (missing ids are absent)."""
         out: dict[int, AtomicEvent] = {}
         with self.reading() as db:
-            for chunk in _chunks(ids, 500):
-                marks = ",".join("?" * len(chunk))
+            for chunk in chunks(ids, 500):
+                in_ = marks(chunk)
                 prov: dict[int, list[Provenance]] = {}
                 for r in db.execute(
                     "SELECT es.event_id, o.id, o.source, o.external_id, o.user, o.device, o.ts"
                     " FROM event_sources es JOIN observations o ON o.id = es.observation_id"
-                    f" WHERE es.event_id IN ({marks}) ORDER BY o.ts_epoch, o.id",
+                    f" WHERE es.event_id IN ({in_}) ORDER BY o.ts_epoch, o.id",
                     tuple(chunk),
                 ):
                     prov.setdefault(r[0], []).append(Provenance(*r[1:]))
                 for r in db.execute(
                     "SELECT id, user, source, text, ts, event_start, event_end, actors, place,"
-                    f" entities, audience FROM events WHERE id IN ({marks})",
+                    f" entities, audience FROM events WHERE id IN ({in_})",
                     tuple(chunk),
                 ):
                     out[r[0]] = AtomicEvent(
@@ -338,10 +339,6 @@ def _scalar(db: apsw.Connection, sql: str) -> int:
     row: Row | None = db.execute(sql).fetchone()
     return int(row[0]) if row is not None else 0
 
-
-def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 # -- writes inside a caller's transaction (the ingest transaction composes them) ----------
