@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="the fusion scorer (learned: fusion is re-run with it first, and "
                          "with the default scorer again afterwards)")
     ap.add_argument("--pair-model", help="with --fusion learned: this pair model file instead of "
-                    "the shipped one (e.g. bench/out/pair-model-without-DATASET.json, written by "
+                    "the shipped one (e.g. bench/out/pair-model-all.json, written by "
                     "`bench fusion-fit`, to measure a model that never saw the dataset)")
     args = ap.parse_args(argv)
     config = MemFuseConfig(fusion=FusionConfig(scorer=args.fusion, pair_model=args.pair_model))

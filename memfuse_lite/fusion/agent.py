@@ -29,7 +29,7 @@ from ..sources import profile_of
 from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views
-from .pairs import PairModel, pair_features
+from .pairs import PairModel, candidate_features, pair_features
 from .summary import refresh_summary
 from .terms import document_frequencies, rare_matches, store_terms, terms_of, terms_of_events
 
@@ -85,6 +85,13 @@ def _overlap(x: frozenset[str], y: frozenset[str]) -> float:
     return len(x & y) / min(len(x), len(y))
 
 
+def updates(a: EventView, b: EventView) -> bool:
+    """Whether ``a`` reports a change (moved, cancelled) to the planned happening ``b``:
+    a rescheduling or cancellation cue, and ``b`` is a schedule naming what ``a`` names."""
+    return (a.reschedule or a.cancel) and _scheduled(b) and _overlap(a.entities,
+                                                                      b.entities) >= 0.5
+
+
 def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, float]:
     """(score, cosine) of event ``a`` against candidate ``b``.
 
@@ -103,7 +110,7 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
     content = (cfg.w_sim * sim + cfg.w_entity * _overlap(a.entities, b.entities)
                + cfg.w_actor * people + cfg.w_place * place)
     score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
-    if (a.reschedule or a.cancel) and _scheduled(b) and _overlap(a.entities, b.entities) >= 0.5:
+    if updates(a, b):
         score += cfg.w_update  # an update naming a planned happening ("dinner … cancelled")
     if a.names and b.names and not a.names & b.names:
         score *= cfg.name_conflict  # both name someone or something, and not the same
@@ -168,19 +175,22 @@ class FusionAgent:
                 db, [c.id for c in candidates if c.id not in assigned]))
             cause = self._cause(e, candidates)
             # "X because Y": Y is another happening, linked causally, never fused with X
-            kept = [c for c in candidates if cause is None or fused_of.get(c.id) is None
-                    or fused_of.get(c.id) != fused_of.get(cause.id)]
-            scores = self._scores(db, e, kept, terms, df)
-            rule_of = {c.id: rule for (_, _, rule), c in zip(scores, kept, strict=True)}
-            scored = sorted((((score, cos), c) for (score, cos, _), c
+            # (scored among all candidates: the learned features compare them)
+            kept, scores = [], []
+            for c, score in zip(candidates, self._scores(db, e, candidates, terms, df),
+                                strict=True):
+                if cause is None or fused_of.get(c.id) is None or (
+                        fused_of.get(c.id) != fused_of.get(cause.id)):
+                    kept.append(c)
+                    scores.append(score)
+            scored = sorted((((score, cos), c) for (score, cos), c
                              in zip(scores, kept, strict=True)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
-            target = self._decide(e, scored, fused_of, rule_of, out)
+            target = self._decide(e, scored, fused_of, out)
             if target is not None and _names_conflict(e.names, _cluster_names(db, target)):
                 target = None  # the memory is about someone or something else
             if target is not None:
-                target = self._merge_bridged(db, scored, fused_of, rule_of, assigned, target,
-                                             out)
+                target = self._merge_bridged(db, e, scored, fused_of, assigned, target, out)
             if target is None or fused_sql.size(db, target) >= self.cfg.max_members:
                 target = fused_sql.new_fused(db, continues=target)
             fused_sql.add_member(db, target, e.id)
@@ -216,24 +226,26 @@ class FusionAgent:
         store_terms(db, e.id, terms)
         return terms, document_frequencies(db, terms, e.id)
 
-    @staticmethod
-    def _features(db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
-                  terms: frozenset[str], df: dict[str, int]) -> list[list[float]]:
+    def _features(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
+                  terms: frozenset[str], df: dict[str, int],
+                  rules: Sequence[float] | None = None) -> list[list[float]]:
         theirs = terms_of_events(db, [c.id for c in candidates])
-        return [pair_features(e, c, terms, theirs[c.id], df) for c in candidates]
+        if rules is None:
+            rules = [pair_score(e, c, self.cfg)[0] for c in candidates]
+        return candidate_features([pair_features(e, c, terms, theirs[c.id], df, rule)
+                                   for c, rule in zip(candidates, rules, strict=True)])
 
     def _scores(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
-                terms: frozenset[str], df: dict[str, int]
-                ) -> list[tuple[float, float, float]]:
-        """(score, cosine, rule score) of each candidate: the score is the rule score, or
-        the pair model's probability of the same episode (the rule score then stays a
-        second opinion for what the model was never shown)."""
+                terms: frozenset[str], df: dict[str, int]) -> list[tuple[float, float]]:
+        """(score, cosine) of each candidate: the score is the rule score, or the pair
+        model's probability of the same episode (which reads the rule score as one of its
+        features: what the rules know of reschedules and updates)."""
         rules = [pair_score(e, c, self.cfg) for c in candidates]
         if self.model is None:
-            return [(score, cos, score) for score, cos in rules]
-        features = self._features(db, e, candidates, terms, df)
-        return [(self.model.probability(f), cos, score)
-                for f, (score, cos) in zip(features, rules, strict=True)]
+            return rules
+        features = self._features(db, e, candidates, terms, df, [r for r, _ in rules])
+        return [(self.model.probability(f), cos)
+                for f, (_, cos) in zip(features, rules, strict=True)]
 
     def adopt_zone(self, zone: Sequence[EventView]) -> None:
         """Adopt a batch's zone once its transaction has committed."""
@@ -241,18 +253,17 @@ class FusionAgent:
 
     # -- steps ----------------------------------------------------------------------
 
-    def _merge_bridged(self, db: apsw.Connection,
+    def _merge_bridged(self, db: apsw.Connection, e: EventView,
                        scored: list[tuple[tuple[float, float], EventView]],
-                       fused_of: dict[int, int], rule_of: dict[int, float],
-                       assigned: dict[int, int], target: int, out: FusionChange) -> int:
+                       fused_of: dict[int, int], assigned: dict[int, int], target: int,
+                       out: FusionChange) -> int:
         """When the new event clearly belongs with several fused memories, it bridges
         them: merge the others into ``target`` while the result stays within
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
-        that mentions both)."""
+        that mentions both; with the pair model, also the plans the event moves or cancels)."""
         others = {fused_of[c.id] for (score, _), c in scored
-                  if c.id in fused_of and (score >= self.bridge_at
-                                           or rule_of[c.id] >= self.cfg.join_threshold)
-                  } - {target}
+                  if c.id in fused_of and (score >= self.bridge_at or (
+                      self.model is not None and updates(e, c)))} - {target}
         size = fused_sql.size(db, target)
         for other in sorted(others):
             other_size = fused_sql.size(db, other)
@@ -302,18 +313,16 @@ class FusionAgent:
                 or abs(c.ts - e.ts) <= window]
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-                fused_of: dict[int, int], rule_of: dict[int, float],
-                out: FusionChange) -> int | None:
+                fused_of: dict[int, int], out: FusionChange) -> int | None:
         if not scored:
             return None
         (score, _), best = scored[0]
         if self.model is not None and score < self.join_at:
-            # What the pair model was never shown (a reschedule naming its appointment,
-            # an update naming its plan) the rule score still recognises.
-            rule, chosen = max(((rule_of[c.id], c) for _, c in scored),
-                               key=lambda rc: (rc[0], -rc[1].id))
-            if rule >= self.cfg.join_threshold and chosen.id in fused_of:
-                return fused_of[chosen.id]
+            # A report that moves or cancels a plan belongs with the plan, however rare
+            # such reports were among the episodes the model was fitted on.
+            plan = next((c for _, c in scored if updates(e, c) and c.id in fused_of), None)
+            if plan is not None:
+                return fused_of[plan.id]
         if best.id not in fused_of:
             return None
         if score >= self.join_at:

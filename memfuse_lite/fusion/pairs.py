@@ -1,9 +1,10 @@
 """The learned pair scorer: is an earlier event part of the same episode as a new one?
 
-Features are generic (no source's field names): embedding cosine, the rare words both
-texts share (idf-weighted, rarity counted over earlier events), shared people and place,
-how far apart they were recorded, how close one's event time is to the other's, whether
-they come from the same user or app, and whether both name different people. A logistic
+Features are generic (no source's field names): the rare words both texts share
+(idf-weighted, rarity counted over earlier events), shared people and place, how far apart
+they were recorded, how close one's event time is to the other's, whether they come from
+the same user or app, whether both name different people, and how the candidate's cosine,
+shared words and recording time compare with the event's other candidates. A logistic
 model turns them into a probability; its weights are fitted offline by
 ``python3 -m bench fusion-fit`` on labelled episodes and shipped as ``pair_model.json``
 (inference is a dot product).
@@ -22,16 +23,26 @@ import numpy as np
 from .model import EventView
 from .terms import idf
 
-FEATURES = ("bias", "cosine", "cosine_rescaled", "rare_share", "term_jaccard",
-            "rare_terms", "people", "place", "log_gap_hours", "within_hour", "within_day",
-            "log_event_time_gap", "event_time_close", "same_user", "same_source",
-            "name_conflict", "update_cue")
+FEATURES = ("bias", "rare_share", "term_jaccard", "rare_terms", "people", "place",
+            "log_gap_hours", "within_hour", "within_day", "log_event_time_gap",
+            "event_time_close", "same_user", "same_source", "name_conflict", "update_cue",
+            "cosine_below_best", "cosine_z", "rare_below_best", "rare_z", "gap_beyond_nearest",
+            "most_similar", "rule_score")
+"""Pair features, then features relative to the event's other candidates. Raw cosine is
+left out on purpose: its scale differs between languages and texts (Chinese records sit
+closer together under e5 than English ones), while how a candidate ranks against the
+others recorded around the same time carries over."""
+
+_COS, _RARE, _GAP = 0, 2, 7
+"""Where cosine, rare-word share and log gap sit in :func:`pair_features`' vector."""
 
 
 def pair_features(e: EventView, c: EventView, terms_e: frozenset[str],
-                  terms_c: frozenset[str], df: dict[str, int]) -> list[float]:
-    """The feature vector of new event ``e`` against earlier candidate ``c`` (``df``: the
-    document frequency of each of ``e``'s terms among events before ``e``)."""
+                  terms_c: frozenset[str], df: dict[str, int], rule: float) -> list[float]:
+    """The pair's own features of new event ``e`` against earlier candidate ``c`` (``df``:
+    the document frequency of each of ``e``'s terms among events before ``e``; ``rule``: the
+    rule scorer's score of the pair, which knows reschedules and updates); the first is
+    the cosine, which :func:`candidate_features` turns into relative features."""
     cos = float(e.vec @ c.vec)
     shared = terms_e & terms_c
     weights = {t: idf(df.get(t, 0), e.id) for t in terms_e}
@@ -47,14 +58,31 @@ def pair_features(e: EventView, c: EventView, terms_e: frozenset[str],
     if c.start is not None:
         event_gaps.append(abs(c.start - e.ts))
     event_h = min(event_gaps) / 3600.0 if event_gaps else None
-    return [1.0, cos, (cos - 0.8) * 10.0, sum(weights[t] for t in shared) / mass,
+    return [cos, 1.0, sum(weights[t] for t in shared) / mass,
             len(shared) / union, min(sum(1 for t in shared if df.get(t, 0) <= 5), 3) / 3.0,
             min(people, 2) / 2.0, float(place), math.log1p(gap_h) / 5.0, float(gap_h <= 1.0),
             float(gap_h <= 24.0), math.log1p(event_h) / 5.0 if event_h is not None else 1.0,
             float(event_h is not None and event_h <= 2.0), float(e.user == c.user),
             float(e.source == c.source), float(bool(e.names and c.names
                                                     and not e.names & c.names)),
-            float((e.reschedule or e.cancel) and c.start is not None)]
+            float((e.reschedule or e.cancel) and c.start is not None), min(rule, 1.5)]
+
+
+def candidate_features(pairs: list[list[float]]) -> list[list[float]]:
+    """Feature vectors (in :data:`FEATURES` order) of one event's candidates, from their
+    :func:`pair_features`: each pair's own features, then how its cosine and rare-word
+    share compare with the best and the spread among all the candidates, how much later
+    or earlier than the closest candidate it was recorded, and whether it is the most
+    similar one."""
+    if not pairs:
+        return []
+    rows = np.asarray(pairs, dtype=np.float64)
+    cos, rare, gap = rows[:, _COS], rows[:, _RARE], rows[:, _GAP]
+    relative = np.column_stack([
+        (cos - cos.max()) * 10.0, (cos - cos.mean()) / (cos.std() + 1e-3) / 3.0,
+        rare - rare.max(), (rare - rare.mean()) / (rare.std() + 1e-3) / 3.0,
+        gap - gap.min(), (cos == cos.max()).astype(np.float64)])
+    return np.hstack([rows[:, 1:-1], relative, rows[:, -1:]]).tolist()
 
 
 @dataclass(frozen=True)
