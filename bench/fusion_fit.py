@@ -259,7 +259,8 @@ def main(argv: list[str] | None = None) -> None:
                       test_half, [(n, pairs[n].half(test_half, cut)) for n in PERSON]))
     folds.append(("person (both languages)", [(n, pairs[n]) for n in PERSON], "all",
                   [("generated", pairs["generated"])]))
-    rules = MemFuseConfig()
+    default = MemFuseConfig()
+    rules = replace(default, fusion=replace(default.fusion, scorer="rules"))
     fused_by_rules = {name: fuse(data[name], rules) for name in DATASETS}
     rows: list[dict[str, Any]] = []
     for train_label, train, test_label, tests in folds:
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
         threshold = choose_threshold([(data[n], t) for n, t in train], w)
         path = root / f"pair-model-{test_label.replace(' ', '-')}.json"
         path.write_text(PairModel(w, threshold, {"fitted_on": train_label}).to_json())
-        learned = replace(rules, fusion=replace(rules.fusion, scorer="learned",
+        learned = replace(default, fusion=replace(default.fusion, scorer="learned",
                                                 pair_model=str(path)))
         for name, test in tests:
             keep = {test.rec[e] for e in test.ids}
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
             _print(row)
     # leave every memory fused with the shipped default again
     for name in DATASETS:
-        fuse(data[name], rules)
+        fuse(data[name], default)
     result: dict[str, Any] = {"command": "python3 -m bench fusion-fit " + " ".join(argv or []),
                               "features": list(FEATURES), "cut": cut, "folds": rows}
     if args.write:

@@ -45,6 +45,7 @@ from .gen.text import contains_item
 from .generate import SMALL, load
 
 OUT = Path(__file__).resolve().parent / "out"
+DEFAULT_SCORER = FusionConfig().scorer
 KS = (5, 10, 20)
 PIPELINES = ("long-context", "naive-rag", "bm25", "hybrid", "fused", "agentic")
 ALIASES = {"naive-rag": "dense"}
@@ -144,9 +145,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="also run fused without planner, expansion or semantic hops, and with the paper layout")
     ap.add_argument("--refuse", action="store_true",
                     help="re-run fusion over the stored events first (after fusion changes)")
-    ap.add_argument("--fusion", choices=("rules", "learned"), default="rules",
-                    help="the fusion scorer (learned: fusion is re-run with it first, and "
-                         "with the default scorer again afterwards)")
+    ap.add_argument("--fusion", choices=("rules", "learned"), default=DEFAULT_SCORER,
+                    help="the fusion scorer (another than the default: fusion is re-run with "
+                         "it first, and with the default scorer again afterwards)")
     ap.add_argument("--pair-model", help="with --fusion learned: this pair model file instead of "
                     "the shipped one (e.g. bench/out/pair-model-all.json, written by "
                     "`bench fusion-fit`, to measure a model that never saw the dataset)")
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     tokenizer_dir = resolve_embedder_dir(MemFuseConfig().embedder, MemFuseConfig().model_dir)
     for path, observations, questions in runs:
         mem = build(path, observations(), config)
-        if args.refuse or args.fusion != "rules":
+        if args.refuse or args.fusion != DEFAULT_SCORER or args.pair_model:
             mem.rebuild_fusion()
         long_context = LongContext(observations(), tokenizer_dir) \
             if "long-context" in args.pipelines else None
@@ -181,7 +182,8 @@ def main(argv: list[str] | None = None) -> None:
                     fusion=replace(base.fusion, **fusion)))
                 score(mem, questions(), ["fused"], acc, label=label)
                 mem.close()
-        if args.fusion != "rules":  # leave the shared memory as the other benchmarks expect
+        if args.fusion != DEFAULT_SCORER or args.pair_model:
+            # leave the shared memory as the other benchmarks expect
             mem = MemFuse(path)
             mem.rebuild_fusion()
             mem.close()
@@ -191,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
               + " ".join(f"R@{k}={r['recall'][str(k)]:.3f}" for k in KS) + "  "
               + " ".join(f"all@{k}={r['all_hit'][str(k)]:.3f}" for k in KS)
               + ("  cov@20={:.3f}".format(r["coverage"]["20"]) if "coverage" in r else ""))
-    suffix = "" if args.fusion == "rules" else f"-{args.fusion}-fusion"
+    suffix = "" if args.fusion == DEFAULT_SCORER else f"-{args.fusion}-fusion"
     suffix += "-held-out-model" if args.pair_model else ""
     write_result(f"quality-{args.dataset}{suffix}", {
         "command": "python3 -m bench quality " + " ".join(argv or []),

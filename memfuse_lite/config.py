@@ -159,7 +159,7 @@ class FusionConfig:
     semantic_edge_cos: float = 0.93
     same_as_cos: float = 0.95
     order_edge_weight: float = 0.3
-    scorer: str = "rules"
+    scorer: str = "learned"
     """``rules``: the weighted score above; ``learned``: the fitted pair model
     (``fusion/pair_model.json``, or ``pair_model``), which also brings in earlier events
     that share rare words or were recorded around the event's own time; what the rule score

@@ -213,7 +213,8 @@ def test_fusion_arbiter_decides_the_ambiguous_band(tmp_path, embedder, model_dir
     llm = ScriptedLLM({"fuse": {"same_episode": same}})
     cfg = MemFuseConfig(model_dir=model_dir, fusion_llm="scripted",
                         ingest=IngestConfig(batch_size=4, batch_latency_s=0.01),
-                        fusion=FusionConfig(join_threshold=1.4, ambiguous_threshold=0.0))
+                        fusion=FusionConfig(scorer="rules", join_threshold=1.4,
+                                            ambiguous_threshold=0.0))
     mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
     try:
         ingest(mem, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday"),

@@ -215,7 +215,8 @@ def test_rebuild_fusion_reproduces_online_fusion_and_applies_a_new_config(
     assert counts["events"] == len(DENTIST + TRIP)
     mem.close()
     apart = MemFuse(tmp_path / "m", embedder=embedder, config=MemFuseConfig(
-        model_dir=model_dir, fusion=FusionConfig(join_threshold=1.5, ambiguous_threshold=1.5)))
+        model_dir=model_dir, fusion=FusionConfig(scorer="rules", join_threshold=1.5,
+                                                 ambiguous_threshold=1.5)))
     try:
         counts = apart.rebuild_fusion()
         assert all(len(c) == 1 for c in clusters(apart)), "nothing reaches the new threshold"

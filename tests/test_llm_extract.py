@@ -19,7 +19,7 @@ def test_llm_extraction_and_arbitration_count_tokens(tmp_path: Path, model_dir: 
         summary_llm="smollm2-135m",
         llm_ctx=1024, ingest=IngestConfig(batch_size=8),
         # an ambiguous band covering everything, so arbitration is exercised
-        fusion=FusionConfig(join_threshold=1.4, ambiguous_threshold=0.0))
+        fusion=FusionConfig(scorer="rules", join_threshold=1.4, ambiguous_threshold=0.0))
     mem = MemFuse(tmp_path / "m", config=config, embedder=embedder)
 
     async def run() -> None:

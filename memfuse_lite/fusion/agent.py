@@ -117,6 +117,22 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
     return score, cos
 
 
+MIN_POOL = 5
+"""With fewer candidates than this the pair model's candidate-relative features mean
+little (nothing to compare with): the rule score decides."""
+
+
+@dataclass(frozen=True)
+class Bands:
+    """Where a score joins a memory, asks the LLM arbiter, or bridges two memories."""
+
+    join: float
+    ambiguous: float
+    bridge: float
+    learned: bool = False
+    """Scores are the pair model's probabilities (else rule scores)."""
+
+
 @dataclass
 class FusionChange:
     """What fusion changed in SQLite, for the in-memory graph, the zone and the text
@@ -148,14 +164,12 @@ class FusionAgent:
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
+        self.rule_bands = Bands(cfg.join_threshold, cfg.ambiguous_threshold, cfg.join_threshold)
+        self.model_bands: Bands | None = None
         if self.model is not None:
-            self.join_at = cfg.join_probability or self.model.threshold
-            self.ambiguous_at = max(0.0, self.join_at - 0.2)
+            join = cfg.join_probability or self.model.threshold
             # merging two memories through one event needs more than joining one of them
-            self.bridge_at = max(self.join_at, 0.9)
-        else:
-            self.join_at, self.ambiguous_at = cfg.join_threshold, cfg.ambiguous_threshold
-            self.bridge_at = cfg.join_threshold
+            self.model_bands = Bands(join, max(0.0, join - 0.2), max(join, 0.9), learned=True)
 
     def load_zone(self, db: apsw.Connection) -> None:
         """Rebuild the zone from the store (at open)."""
@@ -170,6 +184,7 @@ class FusionAgent:
         for e in events:
             terms, df = self._terms(db, e)
             candidates = self._candidates(db, e, zone, batch, df)
+            bands = self._bands(len(candidates))
             fused_of = dict(assigned)
             fused_of.update(fused_sql.fused_of(
                 db, [c.id for c in candidates if c.id not in assigned]))
@@ -177,8 +192,8 @@ class FusionAgent:
             # "X because Y": Y is another happening, linked causally, never fused with X
             # (scored among all candidates: the learned features compare them)
             kept, scores = [], []
-            for c, score in zip(candidates, self._scores(db, e, candidates, terms, df),
-                                strict=True):
+            for c, score in zip(candidates, self._scores(db, e, candidates, terms, df,
+                                                         bands.learned), strict=True):
                 if cause is None or fused_of.get(c.id) is None or (
                         fused_of.get(c.id) != fused_of.get(cause.id)):
                     kept.append(c)
@@ -186,11 +201,12 @@ class FusionAgent:
             scored = sorted((((score, cos), c) for (score, cos), c
                              in zip(scores, kept, strict=True)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
-            target = self._decide(e, scored, fused_of, out)
+            target = self._decide(e, scored, fused_of, bands, out)
             if target is not None and _names_conflict(e.names, _cluster_names(db, target)):
                 target = None  # the memory is about someone or something else
             if target is not None:
-                target = self._merge_bridged(db, e, scored, fused_of, assigned, target, out)
+                target = self._merge_bridged(db, e, scored, fused_of, assigned, target,
+                                             bands, out)
             if target is None or fused_sql.size(db, target) >= self.cfg.max_members:
                 target = fused_sql.new_fused(db, continues=target)
             fused_sql.add_member(db, target, e.id)
@@ -235,13 +251,21 @@ class FusionAgent:
         return candidate_features([pair_features(e, c, terms, theirs[c.id], df, rule)
                                    for c, rule in zip(candidates, rules, strict=True)])
 
+    def _bands(self, candidates: int) -> Bands:
+        """The pair model's thresholds, or the rules' where there is no model or too few
+        candidates for its candidate-relative features (a young or sparse memory)."""
+        if self.model_bands is None or candidates < MIN_POOL:
+            return self.rule_bands
+        return self.model_bands
+
     def _scores(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
-                terms: frozenset[str], df: dict[str, int]) -> list[tuple[float, float]]:
-        """(score, cosine) of each candidate: the score is the rule score, or the pair
+                terms: frozenset[str], df: dict[str, int], learned: bool
+                ) -> list[tuple[float, float]]:
+        """(score, cosine) of each candidate: the rule score, or (``learned``) the pair
         model's probability of the same episode (which reads the rule score as one of its
         features: what the rules know of reschedules and updates)."""
         rules = [pair_score(e, c, self.cfg) for c in candidates]
-        if self.model is None:
+        if self.model is None or not learned:
             return rules
         features = self._features(db, e, candidates, terms, df, [r for r, _ in rules])
         return [(self.model.probability(f), cos)
@@ -256,14 +280,14 @@ class FusionAgent:
     def _merge_bridged(self, db: apsw.Connection, e: EventView,
                        scored: list[tuple[tuple[float, float], EventView]],
                        fused_of: dict[int, int], assigned: dict[int, int], target: int,
-                       out: FusionChange) -> int:
+                       bands: Bands, out: FusionChange) -> int:
         """When the new event clearly belongs with several fused memories, it bridges
         them: merge the others into ``target`` while the result stays within
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
         that mentions both; with the pair model, also the plans the event moves or cancels)."""
         others = {fused_of[c.id] for (score, _), c in scored
-                  if c.id in fused_of and (score >= self.bridge_at or (
-                      self.model is not None and updates(e, c)))} - {target}
+                  if c.id in fused_of and (score >= bands.bridge or (
+                      bands.learned and updates(e, c)))} - {target}
         size = fused_sql.size(db, target)
         for other in sorted(others):
             other_size = fused_sql.size(db, other)
@@ -313,11 +337,11 @@ class FusionAgent:
                 or abs(c.ts - e.ts) <= window]
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-                fused_of: dict[int, int], out: FusionChange) -> int | None:
+                fused_of: dict[int, int], bands: Bands, out: FusionChange) -> int | None:
         if not scored:
             return None
         (score, _), best = scored[0]
-        if self.model is not None and score < self.join_at:
+        if bands.learned and score < bands.join:
             # A report that moves or cancels a plan belongs with the plan, however rare
             # such reports were among the episodes the model was fitted on.
             plan = next((c for _, c in scored if updates(e, c) and c.id in fused_of), None)
@@ -325,9 +349,9 @@ class FusionAgent:
                 return fused_of[plan.id]
         if best.id not in fused_of:
             return None
-        if score >= self.join_at:
+        if score >= bands.join:
             return fused_of[best.id]
-        if score >= self.ambiguous_at and self.arbiter is not None:
+        if score >= bands.ambiguous and self.arbiter is not None:
             out.llm_calls += 1
             peers = [c for (_, c) in scored[:3] if fused_of.get(c.id) == fused_of[best.id]]
             if self.arbiter(e, peers):
