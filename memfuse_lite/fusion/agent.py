@@ -28,8 +28,8 @@ from ..records import Edge
 from ..sources import profile_of
 from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, name_tokens
-from .model import DAY, EventView, last_views, load_views
-from .pairs import PairModel, candidate_features, pair_features
+from .model import DAY, EventView, last_views, load_views, times_of
+from .pairs import PairModel, candidate_features, pair_features, term_weights
 from .summary import refresh_summary
 from .terms import document_frequencies, rare_matches, store_terms, terms_of, terms_of_events
 
@@ -248,7 +248,8 @@ class FusionAgent:
         theirs = terms_of_events(db, [c.id for c in candidates])
         if rules is None:
             rules = [pair_score(e, c, self.cfg)[0] for c in candidates]
-        return candidate_features([pair_features(e, c, terms, theirs[c.id], df, rule)
+        weights = term_weights(e, {t: df.get(t, 0) for t in terms})
+        return candidate_features([pair_features(e, c, weights, theirs[c.id], df, rule)
                                    for c, rule in zip(candidates, rules, strict=True)])
 
     def _bands(self, candidates: int) -> Bands:
@@ -324,11 +325,11 @@ class FusionAgent:
                          if i not in seen and i not in near]
             rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
                     if i not in seen and i not in near]
-            views = load_views(db, rare)
-            close = [i for i in rare if i in views and (
-                abs(views[i].ts - e.ts) <= window or abs(views[i].when - e.when) <= window)
+            times = times_of(db, rare)
+            close = [i for i in rare if i in times and (
+                abs(times[i][0] - e.ts) <= window or abs(times[i][1] - e.when) <= window)
             ][: self.cfg.rare_neighbours]
-            loaded = {i: views[i] for i in close}
+            loaded = load_views(db, close)
             loaded.update(load_views(db, near))
             seen.update(sorted(loaded.items()))  # in id order, as one load of all of them
         else:

@@ -37,17 +37,22 @@ _COS, _RARE, _GAP = 0, 2, 7
 """Where cosine, rare-word share and log gap sit in :func:`pair_features`' vector."""
 
 
-def pair_features(e: EventView, c: EventView, terms_e: frozenset[str],
+def term_weights(e: EventView, df: dict[str, int]) -> dict[str, float]:
+    """The idf of each of ``e``'s terms (``df``: how many events before ``e`` hold each)."""
+    return {t: idf(n, e.id) for t, n in df.items()}
+
+
+def pair_features(e: EventView, c: EventView, weights: dict[str, float],
                   terms_c: frozenset[str], df: dict[str, int], rule: float) -> list[float]:
-    """The pair's own features of new event ``e`` against earlier candidate ``c`` (``df``:
-    the document frequency of each of ``e``'s terms among events before ``e``; ``rule``: the
-    rule scorer's score of the pair, which knows reschedules and updates); the first is
-    the cosine, which :func:`candidate_features` turns into relative features."""
+    """The pair's own features of new event ``e`` against earlier candidate ``c``
+    (``weights``: :func:`term_weights` of ``e``; ``df``: the document frequency of each of
+    ``e``'s terms among events before ``e``; ``rule``: the rule scorer's score of the pair,
+    which knows reschedules and updates); the first is the cosine, which
+    :func:`candidate_features` turns into relative features."""
     cos = float(e.vec @ c.vec)
-    shared = terms_e & terms_c
-    weights = {t: idf(df.get(t, 0), e.id) for t in terms_e}
+    shared = terms_c.intersection(weights)
     mass = sum(weights.values()) or 1.0
-    union = len(terms_e | terms_c) or 1
+    union = len(weights) + len(terms_c) - len(shared) or 1
     people = len(e.actors & (c.actors | c.entities)) + len(c.actors & (e.actors | e.entities))
     place = bool(e.place and c.place and (e.place in c.place or c.place in e.place))
     gap_h = abs(e.ts - c.ts) / 3600.0
