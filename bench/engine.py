@@ -90,6 +90,10 @@ async def ingest_all(mem: MemFuse, items: list[Observation], producers: int) -> 
     return time.perf_counter() - t0
 
 
+EF_CURVE = (32, 64, 96, 128, 192, 256, 384)
+"""ef_search values of the recall/latency curve."""
+
+
 def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
     """HNSW recall@k against exact search, and HNSW vs numpy brute-force latency."""
     dense = mem.engine.dense
@@ -115,10 +119,23 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
         t_numpy.append((time.perf_counter() - t0) * 1000.0)
         truth, _ = exact.knn_query(q.reshape(1, -1), k=k)
         recall.append(len(set(got[0].tolist()) & set(truth[0].tolist())) / k)
+    truths = [set(exact.knn_query(q.reshape(1, -1), k=k)[0][0].tolist()) for q in qvecs]
+    curve = []
+    for ef in EF_CURVE:
+        dense.index.set_ef(max(ef, k))
+        hits, times = [], []
+        for q, truth in zip(qvecs, truths, strict=True):
+            t0 = time.perf_counter()
+            got, _ = dense.index.knn_query(q.reshape(1, -1), k=k)
+            times.append((time.perf_counter() - t0) * 1000.0)
+            hits.append(len(set(got[0].tolist()) & truth) / k)
+        curve.append({"ef_search": ef, "recall": round(float(np.mean(hits)), 4),
+                      "ms": percentiles(times)})
+    dense.index.set_ef(mem.config.index.hnsw_ef_search)
     return {"k": k, "queries": len(texts), "vectors": len(ids),
             "hnsw_recall": round(float(np.mean(recall)), 4),
             "hnsw_ms": percentiles(t_hnsw), "numpy_bruteforce_ms": percentiles(t_numpy),
-            "ef_search": mem.config.index.hnsw_ef_search}
+            "ef_search": mem.config.index.hnsw_ef_search, "curve": curve}
 
 
 def workload(corpus_name: str, size: int, n_queries: int) -> tuple[list[Observation],
@@ -231,6 +248,9 @@ def main(argv: list[str] | None = None) -> None:
     ann = result["ann"]
     print(f"HNSW recall@{ann['k']} vs exact {ann['hnsw_recall']}; p50 HNSW "
           f"{ann['hnsw_ms']['p50']} ms vs numpy brute force {ann['numpy_bruteforce_ms']['p50']} ms")
+    for point in ann["curve"]:
+        print(f"  ef_search {point['ef_search']:>4}: recall@{ann['k']} {point['recall']:.4f}, "
+              f"p50 {point['ms']['p50']} ms, p95 {point['ms']['p95']} ms")
     print(f"index rebuild {result['index_rebuild_s']} s, disk {result['disk_mb']} MB, "
           f"peak RSS {result['rss_mb']['peak']} MB")
     for line in target_lines(result):

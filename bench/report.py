@@ -51,6 +51,10 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
                   f"{a['ef_search']}: recall {a['hnsw_recall']:.4f}; HNSW p50/p95 "
                   f"{a['hnsw_ms']['p50']}/{a['hnsw_ms']['p95']} ms vs numpy brute force "
                   f"{a['numpy_bruteforce_ms']['p50']}/{a['numpy_bruteforce_ms']['p95']} ms."]
+        if a.get("curve"):
+            lines += ["", "| ef_search | recall | p50 ms | p95 ms |", "|---|---|---|---|"]
+            lines += [f"| {c['ef_search']} | {c['recall']:.4f} | {c['ms']['p50']} | "
+                      f"{c['ms']['p95']} |" for c in a["curve"]]
     return lines + [""]
 
 
@@ -77,9 +81,9 @@ def models_section(r: dict[str, Any]) -> list[str]:
 
 def quality_section(r: dict[str, Any]) -> list[str]:
     fusion = r.get("fusion", "rules")
-    title = r["dataset"] + ("" if fusion == "rules" else f", {fusion} fusion scorer")
+    title = f"{r['dataset']}, {fusion} fusion scorer"
     if r.get("pair_model"):
-        title += f" ({r['pair_model']}: fitted without this dataset)"
+        title += f" (pair model {r['pair_model']}, written by `bench fusion-fit`)"
     lines = [f"### Retrieval quality: {title}", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
     ks = r["ks"]

@@ -160,10 +160,12 @@ class FusionConfig:
     same_as_cos: float = 0.95
     order_edge_weight: float = 0.3
     scorer: str = "learned"
-    """``rules``: the weighted score above; ``learned``: the fitted pair model
-    (``fusion/pair_model.json``, or ``pair_model``), which also brings in earlier events
-    that share rare words or were recorded around the event's own time; what the rule score
-    would join or bridge is still joined (the model never saw reschedules or updates)."""
+    """``learned`` (default): the fitted pair model (``fusion/pair_model.json``, or
+    ``pair_model``) decides, reading the rule score as one of its features; it also brings
+    in earlier events that share rare words or were recorded around the event's own time.
+    A report that moves or cancels a plan still joins the plan's memory, and with fewer than
+    5 candidates (a young or sparse memory) the rule score decides. ``rules``: the weighted
+    score above alone."""
     pair_model: str | None = None
     """A pair model file written by ``python3 -m bench fusion-fit`` (default: the shipped one)."""
     join_probability: float | None = None

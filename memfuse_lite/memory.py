@@ -159,7 +159,8 @@ class MemFuse:
                 await asyncio.to_thread(self._engine.embedder.load)
                 # The replay is queued before any producer can see the queue, so an
                 # observation acknowledged meanwhile is never queued twice.
-                queue = IngestQueue(self._processor.process, self.config.ingest)
+                queue = IngestQueue(self._processor.prepare, self._processor.commit,
+                                    self.config.ingest)
                 pending = await asyncio.to_thread(self._engine.store.pending)
                 if pending:
                     log.info("replaying %d unprocessed observations from the inbox",

@@ -137,3 +137,37 @@ def test_sigkill_after_acknowledgement_loses_nothing(tmp_path: Path, model_dir: 
     assert events == len(counts)
     assert mem.engine.dense.labels() == mem.engine.text.labels() == set(range(1, events + 1))
     mem.close()
+
+
+def test_the_queue_prepares_the_next_batch_while_the_previous_one_commits() -> None:
+    import threading
+
+    from memfuse_lite.ingest.queue import IngestQueue
+
+    log: list[tuple[str, tuple[int, ...]]] = []
+    second_prepare_started = threading.Event()
+
+    def prepare(ids: list[int]) -> tuple[int, ...]:
+        log.append(("prepare", tuple(ids)))
+        if len([op for op, _ in log if op == "prepare"]) == 2:
+            second_prepare_started.set()
+        return tuple(ids)
+
+    overlapped: list[bool] = []
+
+    def commit(batch: tuple[int, ...]) -> int:
+        if not overlapped:  # the first commit waits to see the next batch being prepared
+            overlapped.append(second_prepare_started.wait(timeout=10))
+        log.append(("commit", batch))
+        return len(batch)
+
+    async def run() -> None:
+        queue = IngestQueue(prepare, commit, IngestConfig(batch_size=2, batch_latency_s=0.01))
+        await queue.put(list(range(6)))
+        await queue.join()
+        await queue.close()
+
+    asyncio.run(run())
+    assert overlapped == [True], "the second batch was prepared only after the first commit"
+    commits = [batch for op, batch in log if op == "commit"]
+    assert [i for batch in commits for i in batch] == list(range(6)), "in order, all of them"

@@ -1,8 +1,11 @@
-"""The blocking half of ingestion, one batch at a time, in a straight line:
+"""The blocking half of ingestion, one batch at a time, in two steps:
 
-extract events from the inbox's observations → embed them → one transaction (insert the
-events, fuse them, take the observations off the inbox) → apply the fusion change to the
-graph and the text index → add the events to the indexes.
+``prepare``: extract events from the inbox's observations → embed them (no lock, no write:
+the queue prepares the next batch while the previous one commits, so the embedder keeps
+working while fusion runs);
+``commit``: one transaction (insert the events, fuse them, take the observations off the
+inbox) → apply the fusion change to the graph and the text index → add the events to the
+indexes.
 """
 
 from __future__ import annotations
@@ -38,6 +41,16 @@ class StageTimes:
     dead: int = 0
 
 
+@dataclass
+class Prepared:
+    """A batch extracted and embedded, not yet written."""
+
+    items: list[StoredObservation]
+    records: list[EventRecord]
+    dead: dict[int, str]
+    """Observation id → why it cannot be processed (dead-lettered at commit)."""
+
+
 class BatchProcessor:
     """Turns inbox observations into committed, fused, indexed events."""
 
@@ -48,13 +61,18 @@ class BatchProcessor:
         self.times = StageTimes()
 
     def process(self, observation_ids: Sequence[int]) -> int:
-        """Process the still-pending ids among ``observation_ids``; returns events written."""
-        engine, store, times = self.engine, self.engine.store, self.times
+        """Prepare and commit the still-pending ids among ``observation_ids``; returns the
+        events written."""
+        return self.commit(self.prepare(observation_ids))
+
+    def prepare(self, observation_ids: Sequence[int]) -> Prepared:
+        """Extract and embed the still-pending ids among ``observation_ids``."""
+        store, times = self.engine.store, self.times
         pending = set(store.pending())
         wanted = [i for i in dict.fromkeys(observation_ids) if i in pending]
         items = store.load_observations(wanted)
         if not items:
-            return 0
+            return Prepared([], [], {})
         t0 = time.perf_counter()
         drafts, dead = self._extract(items)
         t1 = time.perf_counter()
@@ -62,14 +80,23 @@ class BatchProcessor:
         dead.update(more_dead)
         records = [replace(d, embedding=v) for d, v in zip(drafts, vectors, strict=True)
                    if v is not None and d.observation_ids[0] not in dead]
+        times.extract += t1 - t0
+        times.embed += time.perf_counter() - t1
+        return Prepared(items, records, dead)
+
+    def commit(self, batch: Prepared) -> int:
+        """Write a prepared batch in one transaction, fused; then update the indexes."""
+        engine, store, times = self.engine, self.engine.store, self.times
+        if not batch.items:
+            return 0
         t2 = time.perf_counter()
         fuse_seconds = 0.0
         with engine.lock:
             # forget() may have deleted some of these observations while they were being
             # embedded; it holds the same lock, so checking here is race-free.
-            alive = store.existing_observations([i.id for i in items])
-            records = [r for r in records if alive.issuperset(r.observation_ids)]
-            dead = {oid: why for oid, why in dead.items() if oid in alive}
+            alive = store.existing_observations([i.id for i in batch.items])
+            records = [r for r in batch.records if alive.issuperset(r.observation_ids)]
+            dead = {oid: why for oid, why in batch.dead.items() if oid in alive}
             change = None
             with store.atomic() as db:
                 committed = insert_events(db, records)
@@ -77,20 +104,18 @@ class BatchProcessor:
                     f0 = time.perf_counter()
                     change = engine.fusion.agent.fuse(db, [view_of(r) for r in committed])
                     fuse_seconds = time.perf_counter() - f0
-                finish_inbox(db, done=[i.id for i in items if i.id in alive], dead=dead)
+                finish_inbox(db, done=[i.id for i in batch.items if i.id in alive], dead=dead)
             t3 = time.perf_counter()
             if change is not None and engine.fusion is not None:
                 engine.fusion.apply(change, engine.text)
             for index in engine.indexes:
                 index.add(committed)
         t4 = time.perf_counter()
-        times.extract += t1 - t0
-        times.embed += t2 - t1
         times.commit += t3 - t2 - fuse_seconds
         times.fuse += fuse_seconds
         times.index += t4 - t3
         times.batches += 1
-        times.observations += len(items)
+        times.observations += len(batch.items)
         times.dead += len(dead)
         return len(committed)
 

@@ -2,7 +2,8 @@
 
 Observations are already durable (in the SQLite inbox) when they are queued; the
 worker cuts batches at ``batch_size`` or ``batch_latency_s`` and runs the blocking
-processor in a thread, so the event loop stays free for producers and searches.
+processor in threads, so the event loop stays free for producers and searches: while one
+batch commits (fusion, indexes), the next one is prepared (extraction, embedding).
 """
 
 from __future__ import annotations
@@ -11,18 +12,25 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 from ..config import IngestConfig
 from ..errors import MemFuseError
 
 log = logging.getLogger("memfuse_lite.ingest")
 
+Batch = TypeVar("Batch")
 
-class IngestQueue:
+
+class IngestQueue(Generic[Batch]):
     """Bounded queue + one worker task bound to the running event loop."""
 
-    def __init__(self, process: Callable[[Sequence[int]], int], cfg: IngestConfig) -> None:
-        self._process = process
+    def __init__(self, prepare: Callable[[Sequence[int]], Batch],
+                 commit: Callable[[Batch], int], cfg: IngestConfig) -> None:
+        """``prepare`` (ids → a batch, no writes) may run while ``commit`` writes the
+        previous batch; commits run one at a time, in order."""
+        self._prepare = prepare
+        self._commit = commit
         self._cfg = cfg
         self._queue: asyncio.Queue[int] = asyncio.Queue(cfg.queue_size)
         self._task = asyncio.get_running_loop().create_task(self._run(), name="memfuse-ingest")
@@ -62,16 +70,39 @@ class IngestQueue:
         return batch
 
     async def _run(self) -> None:
+        committing: tuple[asyncio.Future[int], list[int]] | None = None
         while True:
-            batch = await self._next_batch()
+            if committing is not None and self._queue.empty():
+                await self._settle(*committing)  # nothing to prepare meanwhile
+                committing = None
+            ids = await self._next_batch()
             try:
-                await asyncio.to_thread(self._process, batch)
+                batch = await asyncio.to_thread(self._prepare, ids)
             except Exception as exc:  # keep the worker alive; the rows stay in the inbox
-                log.error("ingest batch of %d failed: %r", len(batch), exc)
-                self._error = exc
-            finally:
-                for _ in batch:
-                    self._queue.task_done()
+                if committing is not None:
+                    await self._settle(*committing)
+                    committing = None
+                self._failed(ids, exc)
+                continue
+            if committing is not None:
+                await self._settle(*committing)
+            committing = (asyncio.ensure_future(asyncio.to_thread(self._commit, batch)), ids)
+
+    async def _settle(self, commit: asyncio.Future[int], ids: list[int]) -> None:
+        """Wait for a batch's commit and mark its ids done."""
+        try:
+            await commit
+        except Exception as exc:
+            self._failed(ids, exc)
+        else:
+            for _ in ids:
+                self._queue.task_done()
+
+    def _failed(self, ids: list[int], exc: BaseException) -> None:
+        log.error("ingest batch of %d failed: %r", len(ids), exc)
+        self._error = exc
+        for _ in ids:
+            self._queue.task_done()
 
     async def close(self) -> None:
         """Stop the worker (call :meth:`join` first to drain)."""
