@@ -138,6 +138,22 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
             "ef_search": mem.config.index.hnsw_ef_search, "curve": curve}
 
 
+RAW_SAMPLE = 10_000
+"""Texts the raw embedder is timed on (the first ones ingested)."""
+
+
+def raw_embedder(mem: MemFuse, items: list[Observation], batch: int) -> dict[str, float]:
+    """The embedder alone on the first ingested texts, in batches of the ingest size: the
+    ceiling of ingest throughput (the same process, after ingesting)."""
+    texts = [o.text for o in items[:RAW_SAMPLE]]
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        mem.embedder.embed(texts[i : i + batch])
+    seconds = time.perf_counter() - t0
+    return {"texts": len(texts), "seconds": round(seconds, 2),
+            "obs_per_s": round(len(texts) / seconds, 1)}
+
+
 def workload(corpus_name: str, size: int, n_queries: int) -> tuple[list[Observation],
                                                                    list[Query]]:
     """Observations and queries of the chosen corpus."""
@@ -191,6 +207,7 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
             lat.append((time.perf_counter() - t0) * 1000.0)
         result["search"][pipeline] = percentiles(lat)
     result["ann"] = ann_check(mem, [q for q, _, _ in qs[:200]])
+    result["ingest"]["raw_embedder"] = raw_embedder(mem, items, batch)
     mem.close()
     t0 = time.perf_counter()
     for name in ("dense.hnsw", "dense.json", "sparse.json"):
@@ -215,13 +232,17 @@ def target_lines(result: dict[str, Any]) -> list[str]:
     overhead = (stages["fuse"] + stages["index"] + stages["commit"]) / total
     rows = [
         ("peak RSS while ingesting", f"{result['rss_mb']['peak']} MB", "<= 600 MB at 100k"),
-        ("fusion + index + commit share of ingest", f"{overhead:.0%}", "<= 25%"),
+        ("fusion + index + commit, summed stage time", f"{overhead:.0%}",
+         "<= 25% (stages overlap)"),
         ("fused p50 / p95", f"{search['fused']['p50']} / {search['fused']['p95']} ms",
          "<= 15 / 30 ms"),
         ("hybrid p50 / p95", f"{search['hybrid']['p50']} / {search['hybrid']['p95']} ms",
          "<= 5 / 10 ms"),
         (f"HNSW recall@{ann['k']} vs exact", str(ann["hnsw_recall"]), ">= 0.98"),
     ]
+    if "raw_embedder" in ing:
+        ratio = ing["obs_per_s"] / ing["raw_embedder"]["obs_per_s"]
+        rows.insert(1, ("ingest throughput / raw embedder", f"{ratio:.2f}x", ">= 0.8x"))
     out = [f"targets at {result['size']:,} observations ({result['embedder']}):"]
     out += [f"  {name:<42} {value:>18}   goal {goal}" for name, value, goal in rows]
     return out
