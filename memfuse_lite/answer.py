@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+import numpy as np
 
 from .errors import LLMError
 from .fusion.terms import terms_of
@@ -22,6 +24,8 @@ from .text.features import entities_of
 from .text.tokens import words
 
 log = logging.getLogger("memfuse_lite.answer")
+Embed = Callable[[list[str]], np.ndarray]
+"""Texts → unit vectors (the memory's embedder, passage role)."""
 DONT_KNOW = "I don't know: nothing in this memory supports an answer."
 
 
@@ -105,13 +109,14 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
 
 def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...],
             now: datetime | None, llm: LLM | None,
-            choices: Mapping[str, str] | None = None) -> Draft:
+            choices: Mapping[str, str] | None = None, embed: Embed | None = None) -> Draft:
     """The answer to ``question`` from the final context: written by the LLM when one is
     given, else extractive. With ``choices`` (letter → option text) the answer also picks
-    one letter: the LLM's output is constrained to the letters; without an LLM the option
-    sharing the most content words with the evidence is picked (None on a tie at zero)."""
+    one letter: the LLM's (constrained to the letters) when its answer stands, else the
+    option closest in meaning to one of the best records (``embed``; without it, the one
+    sharing the most content words with them)."""
     if not hits:
-        return Draft(DONT_KNOW, False, (), Usage(), _extractive_choice(choices, hits))
+        return Draft(DONT_KNOW, False, (), Usage(), None)
     if llm is not None:
         evidence = format_evidence(hits) + "".join(
             f"\n[fused {f.id}] {f.summary[:140]}" for f in fused[:2])
@@ -133,10 +138,12 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             if text and cited and supported(text, question, [by_id[i] for i in cited]):
                 used = tuple(i for i in cited if _said(text) & _said(by_id[i].text))
                 return Draft(text, True, used or cited, completion.usage, choice, "llm")
+            # an answer that does not stand does not pick the letter either
             text, known, ids = _extractive(question, hits)
-            return Draft(text, known, ids, completion.usage, choice, "fallback")
+            return Draft(text, known, ids, completion.usage,
+                         _extractive_choice(choices, hits, embed), "fallback")
     text, known, cited = _extractive(question, hits)
-    return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits),
+    return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits, embed),
                  "fallback" if llm is not None else "extractive")  # an LLM that failed
 
 
@@ -160,17 +167,20 @@ def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[
 
 
 def _extractive_choice(choices: Mapping[str, str] | None, hits: tuple[Hit, ...],
-                       top: int = 5) -> str | None:
-    """The option whose content words occur most in the best evidence (ranked higher
-    counts more); None when no option shares a word with it."""
-    if not choices:
+                       embed: Embed | None = None, top: int = 5) -> str | None:
+    """The option closest in meaning (cosine, with ``embed``) to one of the ``top`` best
+    records. Without ``embed``, the one whose content words occur most in them (ranked
+    higher counts more; None when no option shares a word with them)."""
+    if not choices or not hits:
         return None
+    letters = list(choices)
+    if embed is not None:
+        options = embed([choices[letter] for letter in letters])
+        records = embed([h.text for h in hits[:top]])
+        return letters[int(np.argmax((options @ records.T).max(axis=1)))]
     evidence = [set(entities_of(h.text)) | set(h.text.lower().split()) for h in hits[:top]]
-    best, best_score = None, 0.0
-    for letter, text in choices.items():
-        words = set(keywords(text).split())
-        score = sum(len(words & ev) / (rank + 1) for rank, ev in enumerate(evidence)) / \
-            max(1, len(words)) ** 0.5
-        if score > best_score:
-            best, best_score = letter, score
-    return best
+    overlap = [sum(len(set(keywords(choices[letter]).split()) & ev) / (rank + 1)
+                   for rank, ev in enumerate(evidence))
+               / max(1, len(set(keywords(choices[letter]).split()))) ** 0.5
+               for letter in letters]
+    return letters[int(np.argmax(overlap))] if max(overlap) > 0.0 else None

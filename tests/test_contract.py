@@ -240,15 +240,15 @@ def test_multiple_choice_is_constrained_to_the_letters(open_memory, config: MemF
             return super()._complete(messages, max_tokens=max_tokens, schema=schema,
                                      temperature=temperature)
 
-    llm = Recording(lambda op, prompt: {"answer": "hotpot", "citations": [], "known": False,
-                                        "choice": "B"} if op == "answer" else {})
+    llm = Recording(lambda op, prompt: {"answer": "dumplings", "citations": [], "known": False,
+                                        "choice": "A"} if op == "answer" else {})
     mem = open_memory(config=MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
                                            ingest=config.ingest), llms={"scripted": llm})
     ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place")])
     answer = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
                                  choices=CHOICES))
-    assert answer.choice == "B"
-    assert answer.mode == "fallback", "no citation: the extractive answer, the letter kept"
+    assert answer.mode == "fallback", "no citation: the extractive answer"
+    assert answer.choice == "B", "and the letter closest to the record, not the LLM's"
     assert seen[-1]["properties"]["choice"] == {"enum": ["A", "B", "C"]}
     assert "choice" in seen[-1]["required"]
     assert "B. At the hotpot place" in llm.calls[-1][1]
@@ -263,9 +263,11 @@ def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
     answer = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
                                  choices=CHOICES))
     assert answer.choice == "B"
-    unrelated = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
-                                    choices={"A": "Zanzibar", "B": "Kathmandu"}))
-    assert unrelated.choice is None
+    # worded unlike the record, still closest in meaning to it
+    paraphrased = asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                      choices={"A": "a dumpling house", "B": "a hot pot restaurant",
+                                               "C": "at home"}))
+    assert paraphrased.choice == "B"
 
 
 def test_fused_pipelines_run_with_fusion_off(tmp_path) -> None:
