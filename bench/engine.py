@@ -194,7 +194,8 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
             "batches": times.batches,
         },
         "search": {},
-        "rss_mb": {"before_open": rss_before, "after_open": rss_open, "peak": 0.0},
+        "rss_mb": {"before_open": rss_before, "after_open": rss_open,
+                   "peak_ingesting": peak_rss_mb(), "peak": 0.0},
     }
     for q, viewer, _ in qs[:10]:  # warm-up
         mem.search(q, viewer=viewer)
@@ -231,7 +232,8 @@ def target_lines(result: dict[str, Any]) -> list[str]:
     total = sum(stages.values()) or 1.0
     overhead = (stages["fuse"] + stages["index"] + stages["commit"]) / total
     rows = [
-        ("peak RSS while ingesting", f"{result['rss_mb']['peak']} MB", "<= 600 MB at 100k"),
+        ("peak RSS while ingesting", f"{result['rss_mb'].get('peak_ingesting', '-')} MB",
+         "<= 600 MB at 100k"),
         ("fusion + index + commit, summed stage time", f"{overhead:.0%}",
          "<= 25% (stages overlap)"),
         ("fused p50 / p95", f"{search['fused']['p50']} / {search['fused']['p95']} ms",
@@ -273,7 +275,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  ef_search {point['ef_search']:>4}: recall@{ann['k']} {point['recall']:.4f}, "
               f"p50 {point['ms']['p50']} ms, p95 {point['ms']['p95']} ms")
     print(f"index rebuild {result['index_rebuild_s']} s, disk {result['disk_mb']} MB, "
-          f"peak RSS {result['rss_mb']['peak']} MB")
+          f"peak RSS {result['rss_mb']['peak']} MB (while ingesting "
+          f"{result['rss_mb']['peak_ingesting']} MB)")
     for line in target_lines(result):
         print(line)
     suffix = "" if args.corpus == "real" else f"-{args.corpus}"

@@ -33,11 +33,11 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
         f"`{r['command'].strip()}` — {_machine(r['machine'])}",
         "",
         "| ingest obs/s | extract s | embed s | fuse s | commit s | index s | index rebuild s "
-        "| disk MB | peak RSS MB |",
+        "| disk MB | peak RSS MB (while ingesting) |",
         "|---|---|---|---|---|---|---|---|---|",
         f"| {ing['obs_per_s']} | {st['extract']} | {st['embed']} | {st.get('fuse', '-')} | "
         f"{st['commit']} | {st['index']} | {r['index_rebuild_s']} | {r['disk_mb']} | "
-        f"{r['rss_mb']['peak']} |",
+        f"{r['rss_mb']['peak']} ({r['rss_mb'].get('peak_ingesting', '-')}) |",
         "",
     ]
     if "raw_embedder" in ing:
