@@ -56,7 +56,7 @@ class IndexConfig:
 
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
-    hnsw_ef_search: int = 128
+    hnsw_ef_search: int = 256
     save_every_s: float = 5.0
     compact_deleted_ratio: float = 0.1
     dense_backend: str = "hnsw"
