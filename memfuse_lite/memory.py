@@ -160,7 +160,8 @@ class MemFuse:
                 # The replay is queued before any producer can see the queue, so an
                 # observation acknowledged meanwhile is never queued twice.
                 queue = IngestQueue(self._processor.prepare, self._processor.commit,
-                                    self.config.ingest)
+                                    self.config.ingest, executors=(self._processor.preparer,
+                                                                   self._processor.committer))
                 pending = await asyncio.to_thread(self._engine.store.pending)
                 if pending:
                     log.info("replaying %d unprocessed observations from the inbox",
@@ -321,6 +322,7 @@ class MemFuse:
         if self._closed:
             return
         self._closed = True
+        self._processor.close()
         self._engine.close()
 
     async def aclose(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -59,6 +60,16 @@ class BatchProcessor:
         llm = engine.llms.optional(engine.config.extract_llm)
         self.extractor = LLMExtractor(llm) if llm is not None else None
         self.times = StageTimes()
+        # One thread for each step, for the memory's lifetime: the embedder's buffers are
+        # then always allocated by the same thread (spread over a pool's threads, each keeps
+        # its own malloc arena of freed buffers: about 330 MB more resident at 10k events).
+        self.preparer = ThreadPoolExecutor(1, thread_name_prefix="memfuse-prepare")
+        self.committer = ThreadPoolExecutor(1, thread_name_prefix="memfuse-commit")
+
+    def close(self) -> None:
+        """Wait for a step in progress, then stop the threads."""
+        self.preparer.shutdown(wait=True)
+        self.committer.shutdown(wait=True)
 
     def process(self, observation_ids: Sequence[int]) -> int:
         """Prepare and commit the still-pending ids among ``observation_ids``; returns the

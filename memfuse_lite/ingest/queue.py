@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Generic, TypeVar
 
 from ..config import IngestConfig
@@ -26,11 +27,15 @@ class IngestQueue(Generic[Batch]):
     """Bounded queue + one worker task bound to the running event loop."""
 
     def __init__(self, prepare: Callable[[Sequence[int]], Batch],
-                 commit: Callable[[Batch], int], cfg: IngestConfig) -> None:
+                 commit: Callable[[Batch], int], cfg: IngestConfig,
+                 executors: tuple[Executor, Executor] | None = None) -> None:
         """``prepare`` (ids → a batch, no writes) may run while ``commit`` writes the
-        previous batch; commits run one at a time, in order."""
+        previous batch; commits run one at a time, in order. ``executors`` run prepare and
+        commit (default: the event loop's default executor)."""
         self._prepare = prepare
         self._commit = commit
+        self._preparer: Executor | None = executors[0] if executors else None
+        self._committer: Executor | None = executors[1] if executors else None
         self._cfg = cfg
         self._queue: asyncio.Queue[int] = asyncio.Queue(cfg.queue_size)
         self._task = asyncio.get_running_loop().create_task(self._run(), name="memfuse-ingest")
@@ -70,6 +75,7 @@ class IngestQueue(Generic[Batch]):
         return batch
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         committing: tuple[asyncio.Future[int], list[int]] | None = None
         while True:
             if committing is not None and self._queue.empty():
@@ -77,7 +83,7 @@ class IngestQueue(Generic[Batch]):
                 committing = None
             ids = await self._next_batch()
             try:
-                batch = await asyncio.to_thread(self._prepare, ids)
+                batch = await loop.run_in_executor(self._preparer, self._prepare, ids)
             except Exception as exc:  # keep the worker alive; the rows stay in the inbox
                 if committing is not None:
                     await self._settle(*committing)
@@ -86,7 +92,7 @@ class IngestQueue(Generic[Batch]):
                 continue
             if committing is not None:
                 await self._settle(*committing)
-            committing = (asyncio.ensure_future(asyncio.to_thread(self._commit, batch)), ids)
+            committing = (loop.run_in_executor(self._committer, self._commit, batch), ids)
 
     async def _settle(self, commit: asyncio.Future[int], ids: list[int]) -> None:
         """Wait for a batch's commit and mark its ids done."""
