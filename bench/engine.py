@@ -107,8 +107,9 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
     exact.add_items(vecs, np.asarray(ids))
     qvecs = mem.embedder.embed(texts, role="query")
     dense.index.set_ef(max(mem.config.index.hnsw_ef_search, k))
+    truths = [set(exact.knn_query(q.reshape(1, -1), k=k)[0][0].tolist()) for q in qvecs]
     recall, t_hnsw, t_numpy = [], [], []
-    for q in qvecs:
+    for q, truth in zip(qvecs, truths, strict=True):
         t0 = time.perf_counter()
         got, _ = dense.index.knn_query(q.reshape(1, -1), k=k)
         t_hnsw.append((time.perf_counter() - t0) * 1000.0)
@@ -117,9 +118,7 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20) -> dict[str, Any]:
         top = np.argpartition(-sims, k)[:k]
         top = top[np.argsort(-sims[top])]
         t_numpy.append((time.perf_counter() - t0) * 1000.0)
-        truth, _ = exact.knn_query(q.reshape(1, -1), k=k)
-        recall.append(len(set(got[0].tolist()) & set(truth[0].tolist())) / k)
-    truths = [set(exact.knn_query(q.reshape(1, -1), k=k)[0][0].tolist()) for q in qvecs]
+        recall.append(len(set(got[0].tolist()) & truth) / k)
     curve = []
     for ef in EF_CURVE:
         dense.index.set_ef(max(ef, k))

@@ -51,7 +51,7 @@ def analyse(name: str) -> dict[str, Any]:
     gold_p = [float(p) for p, y in zip(prob, pairs.y, strict=True) if y]
     top = [(cs[0][0], cs[0][2]) for cs in ranked.values() if cs]
     joins = {}
-    for t in (0.05, 0.1, 0.2, 0.3, 0.4):
+    for t in sorted({0.05, 0.1, 0.2, 0.3, 0.4, model.threshold}):
         chosen = [y for p, y in top if p >= t]
         joins[str(t)] = {"joins": len(chosen), "correct": int(sum(chosen)),
                          "precision": round(sum(chosen) / len(chosen), 3) if chosen else None}

@@ -185,12 +185,12 @@ def candidates_section(results: dict[str, dict[str, Any]]) -> list[str]:
              f"`python3 -m bench fusion-candidates --dataset D` — {_machine(rows[0]['machine'])}",
              "", "For events with an earlier record of the same labelled episode: is one among "
              "fusion's candidates, is it the top one under the shipped pair model, and how "
-             "precise is joining the top candidate at p ≥ 0.3 (the shipped threshold).", "",
+             "precise is joining the top candidate at the model's join probability.", "",
              "| dataset | events with an earlier mate | mate among candidates | mate on top "
-             "| true-pair probability quartiles | top-1 joins at p ≥ 0.3 (precision) |",
-             "|---|---|---|---|---|---|"]
+             "| true-pair probability quartiles | top-1 joins at the join probability "
+             "(precision) |", "|---|---|---|---|---|---|"]
     for r in rows:
-        j = r["top1_join"]["0.3"]
+        j = r["top1_join"][str(r["shipped_threshold"])]
         lines.append(f"| {r['dataset']} | {r['events_with_earlier_mate']} of {r['events']} | "
                      f"{r['mate_among_candidates']} | {r['mate_is_top_candidate']} | "
                      f"{r['gold_pair_probability_quartiles']} | {j['joins']} "

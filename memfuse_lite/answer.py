@@ -179,8 +179,9 @@ def _extractive_choice(choices: Mapping[str, str] | None, hits: tuple[Hit, ...],
         records = embed([h.text for h in hits[:top]])
         return letters[int(np.argmax((options @ records.T).max(axis=1)))]
     evidence = [set(entities_of(h.text)) | set(h.text.lower().split()) for h in hits[:top]]
-    overlap = [sum(len(set(keywords(choices[letter]).split()) & ev) / (rank + 1)
-                   for rank, ev in enumerate(evidence))
-               / max(1, len(set(keywords(choices[letter]).split()))) ** 0.5
-               for letter in letters]
+    overlap = []
+    for letter in letters:
+        words = set(keywords(choices[letter]).split())
+        overlap.append(sum(len(words & ev) / (rank + 1) for rank, ev in enumerate(evidence))
+                       / max(1, len(words)) ** 0.5)
     return letters[int(np.argmax(overlap))] if max(overlap) > 0.0 else None

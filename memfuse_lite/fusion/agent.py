@@ -248,7 +248,7 @@ class FusionAgent:
         theirs = terms_of_events(db, [c.id for c in candidates])
         if rules is None:
             rules = [pair_score(e, c, self.cfg)[0] for c in candidates]
-        weights = term_weights(e, {t: df.get(t, 0) for t in terms})
+        weights = term_weights(e, df)  # df holds every one of e's terms
         return candidate_features([pair_features(e, c, weights, theirs[c.id], df, rule)
                                    for c, rule in zip(candidates, rules, strict=True)])
 

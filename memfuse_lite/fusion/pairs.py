@@ -26,8 +26,8 @@ from .terms import idf
 FEATURES = ("bias", "rare_share", "term_jaccard", "rare_terms", "people", "place",
             "log_gap_hours", "within_hour", "within_day", "log_event_time_gap",
             "event_time_close", "same_user", "same_source", "name_conflict", "update_cue",
-            "cosine_below_best", "cosine_z", "rare_below_best", "rare_z", "gap_beyond_nearest",
-            "most_similar", "rule_score")
+            "rule_score", "cosine_below_best", "cosine_z", "rare_below_best", "rare_z",
+            "gap_beyond_nearest", "most_similar")
 """Pair features, then features relative to the event's other candidates. Raw cosine is
 left out on purpose: its scale differs between languages and texts (Chinese records sit
 closer together under e5 than English ones), while how a candidate ranks against the
@@ -87,7 +87,7 @@ def candidate_features(pairs: list[list[float]]) -> list[list[float]]:
         (cos - cos.max()) * 10.0, (cos - cos.mean()) / (cos.std() + 1e-3) / 3.0,
         rare - rare.max(), (rare - rare.mean()) / (rare.std() + 1e-3) / 3.0,
         gap - gap.min(), (cos == cos.max()).astype(np.float64)])
-    return np.hstack([rows[:, 1:-1], relative, rows[:, -1:]]).tolist()
+    return np.hstack([rows[:, 1:], relative]).tolist()
 
 
 @dataclass(frozen=True)

@@ -71,11 +71,6 @@ class BatchProcessor:
         self.preparer.shutdown(wait=True)
         self.committer.shutdown(wait=True)
 
-    def process(self, observation_ids: Sequence[int]) -> int:
-        """Prepare and commit the still-pending ids among ``observation_ids``; returns the
-        events written."""
-        return self.commit(self.prepare(observation_ids))
-
     def prepare(self, observation_ids: Sequence[int]) -> Prepared:
         """Extract and embed the still-pending ids among ``observation_ids``."""
         store, times = self.engine.store, self.times
