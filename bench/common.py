@@ -92,3 +92,28 @@ class HashingEmbedder(Embedder):
                 out[row, zlib.crc32(word.encode("utf-8")) % self.info.dims] += 1.0
             out[row, 0] += 1e-3
         return out
+
+
+class TimedEmbedder(Embedder):
+    """Wraps an embedder and adds up the time spent embedding queries, so a search's
+    latency can be reported with and without its query embedding."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.info = inner.info
+        self.query_seconds = 0.0
+
+    def embed_batch(self, texts: Sequence[str], role: str) -> np.ndarray:  # type: ignore[override]
+        if role != "query":
+            return self.inner.embed_batch(texts, role)  # type: ignore[arg-type]
+        t0 = time.perf_counter()
+        try:
+            return self.inner.embed_batch(texts, role)  # type: ignore[arg-type]
+        finally:
+            self.query_seconds += time.perf_counter() - t0
+
+    def load(self) -> None:
+        self.inner.load()
+
+    def close(self) -> None:
+        self.inner.close()

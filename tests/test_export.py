@@ -3,6 +3,7 @@ XLM-RoBERTa of the same architecture built here (BGE-M3's weights are not availa
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,51 @@ def test_already_exported_onnx_directory_is_quantized(tmp_path: Path) -> None:
     assert emb.embed(["dentist"]).shape == (1, 32)
     ops = _op_types(dest / "model.onnx")
     assert "DynamicQuantizeLinear" in ops or "MatMulInteger" in ops
+
+
+def test_token_table_leaves_the_graph_and_vectors_stay_the_same(tmp_path: Path) -> None:
+    import onnxruntime as ort
+
+    from memfuse_lite.prepare.checksums import sha256_file
+    from memfuse_lite.prepare.export import export_onnx, quantize_int8
+
+    hf = tiny_xlmr(tmp_path / "hf")
+    onnx_dir = tmp_path / "onnx"
+    export_onnx(hf, onnx_dir)
+    (onnx_dir / "tokenizer.json").write_bytes((hf / "tokenizer.json").read_bytes())
+    dest = export_bge_m3(onnx_dir, tmp_path / "out")
+    card = json.loads((dest / "memfuse_model.json").read_text())
+    emb = OnnxEmbedder(dest)
+    vocab = emb.tokenizer.get_vocab_size()
+    assert card["word_table"]["shape"] == [vocab, 32]
+    assert (dest / "word_table.bin").stat().st_size == vocab * 32 * np.dtype(
+        card["word_table"]["dtype"]).itemsize
+    assert "word_table.bin" in card["files"]
+
+    # the same numbers as the model quantized without the split, whose identity it keeps
+    whole = quantize_int8(onnx_dir / "model.onnx", tmp_path / "whole.onnx")
+    assert emb.info.content_hash == sha256_file(whole)
+    session = ort.InferenceSession(str(whole), providers=["CPUExecutionProvider"])
+    for text in ("dentist thursday", "牙医 周四 晚饭"):
+        ids = np.array([emb.tokenizer.encode(text).ids])
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]
+        cls = hidden[0, 0] / np.linalg.norm(hidden[0, 0])
+        assert np.allclose(emb.embed([text])[0], cls, atol=1e-6)
+
+
+def test_a_damaged_token_table_is_refused(tmp_path: Path) -> None:
+    from memfuse_lite.embed.word_table import WordTable
+    from memfuse_lite.errors import ModelError
+
+    rows = np.arange(12, dtype=np.uint8).reshape(4, 3)
+    rows.tofile(tmp_path / "t.bin")
+    table = WordTable(tmp_path / "t.bin", "|u1", (4, 3))
+    assert np.array_equal(table.lookup(np.array([[3, 0], [3, 3]])), rows[[[3, 0], [3, 3]]])
+    with pytest.raises(ModelError, match="outside"):
+        table.lookup(np.array([4]))
+    table.close()
+    with pytest.raises(ModelError, match="should hold"):
+        WordTable(tmp_path / "t.bin", "|u1", (5, 3))
 
 
 def _op_types(path: Path) -> set[str]:

@@ -122,8 +122,22 @@ def test_corrupted_model_file_is_refused(e5_dir: Path, tmp_path: Path) -> None:
     bad.mkdir()
     for name in ("memfuse_model.json", "tokenizer.json"):
         shutil.copy(e5_dir / name, bad / name)
-    (bad / "model.onnx").symlink_to(e5_dir / "model.onnx")
+    for name in ("model.onnx", "word_table.bin"):
+        (bad / name).symlink_to(e5_dir / name)
     OnnxEmbedder(bad)  # intact copy loads
+    (bad / "word_table.bin").unlink()
+    with pytest.raises(ModelNotPrepared, match="word_table.bin"):
+        OnnxEmbedder(bad)
+    shutil.copy(e5_dir / "word_table.bin", bad / "word_table.bin")
+    with open(bad / "word_table.bin", "r+b") as f:
+        f.seek(1000)
+        byte = f.read(1)[0]
+        f.seek(1000)
+        f.write(bytes([byte ^ 1]))
+    with pytest.raises(ModelChecksumError):
+        OnnxEmbedder(bad)
+    (bad / "word_table.bin").unlink()
+    (bad / "word_table.bin").symlink_to(e5_dir / "word_table.bin")
     with open(bad / "tokenizer.json", "r+b") as f:
         f.seek(100)
         f.write(b"#")

@@ -1,4 +1,6 @@
-"""ONNX Runtime embedder: a prepared model directory with ``model.onnx`` + ``tokenizer.json``.
+"""ONNX Runtime embedder: a prepared model directory with ``model.onnx`` + ``tokenizer.json``
+(+ ``word_table.bin``, the token-embedding table split out of the graph and read row by
+row, see :mod:`memfuse_lite.embed.word_table`).
 
 The directory's ``memfuse_model.json`` says the model id, dims, pooling (``cls`` or
 ``mean``), query/passage prefixes, max length and the sha256 of every file; a file that
@@ -19,6 +21,7 @@ from ..errors import ModelError, ModelNotPrepared
 from ..prepare.checksums import verify_files
 from .base import Embedder, EmbedderInfo, Role
 from .unigram import CompactUnigram
+from .word_table import WordTable
 
 CARD = "memfuse_model.json"
 
@@ -39,7 +42,7 @@ class OnnxEmbedder(Embedder):
     ) -> None:
         """Read the model card; load (checksums, tokenizer, ONNX session) now, or on first
         use when ``lazy`` (a memory opened only for BM25 search or stats never pays for
-        the ~500 MB session)."""
+        the ~170 MB of session and tokenizer)."""
         self.model_dir = Path(model_dir)
         card_path = self.model_dir / CARD
         if not card_path.exists():
@@ -61,8 +64,11 @@ class OnnxEmbedder(Embedder):
             model_id=card["id"],
             dims=int(card["dims"]),
             pooling=self.pooling,
-            content_hash=card["files"][self.onnx_name],
+            # The model's identity before its word table was split out (same vectors).
+            content_hash=card.get("content_hash", card["files"][self.onnx_name])
+            if self.onnx_name == card["onnx"] else card["files"][self.onnx_name],
         )
+        self.word_table: WordTable | None = None
         self._loaded: tuple[Callable[[Sequence[str]], list[list[int]]], Any] | None = None
         self._hf: Any = None
         self._load_lock = threading.Lock()
@@ -76,9 +82,12 @@ class OnnxEmbedder(Embedder):
                 return
             import onnxruntime as ort
 
+            split = self.card.get("word_table") if self.onnx_name == self.card["onnx"] \
+                else None
             if self.verify:
+                wanted = {self.onnx_name, "tokenizer.json", split["file"] if split else ""}
                 verify_files(self.model_dir, {k: v for k, v in self.card["files"].items()
-                                              if k in (self.onnx_name, "tokenizer.json")})
+                                              if k in wanted})
             # The XLM-R vocabulary prepare builds is tokenised by a compact equivalent
             # (the ``tokenizers`` trie of it takes ~270 MB); anything else by ``tokenizers``.
             compact = CompactUnigram.load(self.model_dir / "tokenizer.json", self.max_length)
@@ -98,6 +107,8 @@ class OnnxEmbedder(Embedder):
                 raise ModelError(f"cannot load {self.model_dir / self.onnx_name}: {exc}") \
                     from exc
             self.input_names = {i.name for i in session.get_inputs()}
+            if split is not None:
+                self.word_table = WordTable.from_card(self.model_dir, split)
             self._loaded = (encoder, session)
 
     @property
@@ -160,6 +171,8 @@ class OnnxEmbedder(Embedder):
             ids[row, : len(enc)] = enc
             mask[row, : len(enc)] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
+        if self.word_table is not None:
+            feed[self.card["word_table"]["input"]] = self.word_table.lookup(ids)
         if "token_type_ids" in self.input_names:
             feed["token_type_ids"] = np.zeros_like(ids)
         try:

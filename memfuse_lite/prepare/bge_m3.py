@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ModelError
-from .export import export_encoder, quantize_int8, write_card
+from .export import export_encoder, quantize_int8, split_word_table, write_card
 
 Progress = Callable[[str], None]
 QUANTIZED_NAMES = ("model_int8.onnx", "model_quantized.onnx")
@@ -57,7 +57,7 @@ def export_bge_m3(
             progress(f"quantizing {onnx_files[0].name} to int8 (dynamic)")
             quantize_int8(onnx_files[0], staging / "model.onnx")
         shutil.copy(source / "tokenizer.json", staging / "tokenizer.json")
-        write_card(staging, card)
+        write_card(staging, {**card, **split_word_table(staging)})
         if dest.exists():
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
