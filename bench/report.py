@@ -176,8 +176,12 @@ def memory_section(name: str, r: dict[str, Any]) -> list[str]:
     for s in r["steps"]:
         lines.append(f"| {s['component']} | {s['mb']} | {s['rss_mb']} |")
     queries = r.get("after_queries_rss_mb", {})
-    lines += ["", f"Index + store + graph: {r['index_store_graph_mb_per_100k']} MB per 100k "
-                  f"events (target ≤ 250); disk {r['disk_mb']} MB; Python objects after "
+    opened = (f"a memory opened by `MemFuse` without the embedder, another fresh process: "
+              f"{r['opened_mb']} MB, the steps above sum to {r['steps_sum_mb']} MB; "
+              if "opened_mb" in r else "")
+    lines += ["", f"Index + store + graph ({opened}per 100k events): "
+                  f"{r['index_store_graph_mb_per_100k']} MB "
+                  f"(target ≤ 250); disk {r['disk_mb']} MB; Python objects after "
                   f"opening {r['python_objects_mb']} MB. Resident after opening the whole "
                   f"memory (hashing vectors) and after each pipeline's first query: "
               + ", ".join(f"{k} {v}" for k, v in queries.items()) + " MB.", ""]

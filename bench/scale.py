@@ -26,7 +26,7 @@ import math
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +101,10 @@ def growth(steps: list[dict[str, Any]]) -> dict[str, list[float]]:
 
 
 def run(sizes: list[int], embedder_name: str, n_queries: int, threads: int,
-        keep: Path | None) -> dict[str, Any]:
-    """Grow one memory through ``sizes``, measuring at each."""
+        keep: Path | None, save: Callable[[dict[str, Any]], None] = lambda _r: None
+        ) -> dict[str, Any]:
+    """Grow one memory through ``sizes``, measuring at each (``save`` receives the result
+    so far after each step: a long run that stops early keeps what it measured)."""
     work = keep or Path(tempfile.mkdtemp(prefix="memfuse-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     workload = work / "workload.jsonl"
@@ -141,22 +143,26 @@ def run(sizes: list[int], embedder_name: str, n_queries: int, threads: int,
         step["stats"] = {k: v for k, v in mem.stats().items() if isinstance(v, int)}
         steps.append(step)
         _print_step(step)
+        result = {"embedder": embedder.info.model_id, "threads": threads, "queries": len(qs),
+                  "sizes": sizes, "complete": len(steps) == len(sizes), "steps": steps,
+                  "growth": growth(steps)}
+        save(result)
     mem.close()
     if keep is None:
         shutil.rmtree(work, ignore_errors=True)
-    return {"embedder": embedder.info.model_id, "threads": threads, "queries": len(qs),
-            "steps": steps, "growth": growth(steps)}
+    return result
 
 
 def _print_step(s: dict[str, Any]) -> None:
     print(f"{s['size']:>9,} observations: +{s['added']:,} in {s['ingest_seconds']} s "
           f"({s['obs_per_s']} obs/s); RSS {s['rss_mb']['process']} MB (peak while ingesting "
           f"{s['rss_mb']['peak_ingesting']}); disk {s['disk_mb']} MB; HNSW recall@20 "
-          f"{s['ann']['hnsw_recall']} ({s['ann']['hnsw_recall_ties_counted']} counting ties)")
+          f"{s['ann']['hnsw_recall']} ({s['ann']['hnsw_recall_ties_counted']} counting ties)",
+          flush=True)
     for p, lat in s["search"].items():
         w = s["search_excluding_query_embedding"][p]
         print(f"    {p:>7}: p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms "
-              f"(without query embedding {w['p50']} / {w['p95']} / {w['p99']})")
+              f"(without query embedding {w['p50']} / {w['p95']} / {w['p99']})", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -172,11 +178,11 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     if sizes != sorted(set(sizes)) or sizes[0] <= 0:
         ap.error("--sizes must be positive and increasing")
-    result = run(sizes, args.embedder, args.queries, args.threads, args.keep)
+    command = "python3 -m bench scale " + " ".join(argv or [])
+    result = run(sizes, args.embedder, args.queries, args.threads, args.keep,
+                 lambda r: write_result(f"scale-{args.embedder}", {"command": command, **r}))
     for name, exps in result["growth"].items():
         print(f"growth of {name}: exponent " + ", ".join(f"{b:+.2f}" for b in exps))
-    write_result(f"scale-{args.embedder}", {"command": "python3 -m bench scale "
-                                             + " ".join(argv or []), **result})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ def test_scale_measures_every_step(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     main(["--sizes", "150,300", "--queries", "12", "--keep", str(tmp_path / "work")])
     result = json.loads((tmp_path / "results" / "scale-hashing.json").read_text())
     steps = result["steps"]
-    assert [s["size"] for s in steps] == [150, 300]
+    assert [s["size"] for s in steps] == [150, 300] and result["complete"]
     assert [s["added"] for s in steps] == [150, 150]
     assert steps[-1]["stats"]["observations"] == 300
     for step in steps:

@@ -37,7 +37,7 @@ class FusionRuntime:
         if agent.model is not None:  # events fused before terms were kept have none
             with store.atomic() as db:
                 backfill_terms(db)
-        runtime = cls(agent, FusionGraph())
+        runtime = cls(agent, FusionGraph(store))
         runtime.reload(store)
         return runtime
 
@@ -45,7 +45,7 @@ class FusionRuntime:
         """Zone and graph from SQLite (after the cluster layer was rewritten wholesale)."""
         with store.reading() as db:
             self.agent.load_zone(db)
-            self.graph = FusionGraph.load(db)
+            self.graph = FusionGraph.load(store, db)
 
     def apply(self, change: FusionChange, text: TextIndex | None) -> None:
         """Bring the zone, the graph and the text index's fused documents in line with a
@@ -53,10 +53,7 @@ class FusionRuntime:
         documents afterwards, as a rebuild does once at its end)."""
         if change.zone is not None:
             self.agent.adopt_zone(change.zone)
-        self.graph.remove_events(change.events_removed)
-        self.graph.add_members(change.members)
-        self.graph.move_members(change.moved)
-        self.graph.remove_fused(change.removed)
+        self.graph.remove_events(change.events_removed)  # memberships are read from SQLite
         self.graph.add_edges(change.edges)
         self.llm_calls += change.llm_calls
         if text is not None:

@@ -26,7 +26,7 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
             # the text index's fused documents are stale until rewritten at the end: a
             # crash before then has them rewritten at the next open
             mark_documents_stale(db)
-        fusion.graph = FusionGraph()
+        fusion.graph = FusionGraph(store)
         fusion.agent.zone.clear()
         with store.reading() as db:
             ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]

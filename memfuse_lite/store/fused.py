@@ -6,6 +6,7 @@ lives here; fusion, forgetting and rebuilding call these inside their transactio
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -95,16 +96,22 @@ def insert_edges(db: apsw.Connection, edges: Iterable[Edge]) -> None:
                    [(e.kind, e.src, e.dst, e.weight, e.reason) for e in edges])
 
 
-def memberships(db: apsw.Connection) -> Iterator[tuple[int, int]]:
-    """Every (event, fused memory) pair."""
-    for e, f in db.execute("SELECT event_id, fused_id FROM fused_members"):
-        yield int(e), int(f)
+def member_ids(db: apsw.Connection, fused_id: int) -> list[int]:
+    """The events of a fused memory, in id order."""
+    return [int(r[0]) for r in db.execute(
+        "SELECT event_id FROM fused_members WHERE fused_id = ? ORDER BY event_id", (fused_id,))]
+
+
+def membership_count(db: apsw.Connection) -> int:
+    """How many (event, fused memory) pairs there are."""
+    row = db.execute("SELECT count(*) FROM fused_members").fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def all_edges(db: apsw.Connection) -> Iterator[Edge]:
-    """Every stored edge."""
+    """Every stored edge (kinds and reasons repeat: one string object each)."""
     for k, s, d, w, r in db.execute("SELECT kind, src, dst, weight, reason FROM edges"):
-        yield Edge(k, int(s), int(d), float(w), r)
+        yield Edge(sys.intern(k), int(s), int(d), float(w), sys.intern(r))
 
 
 def clear(db: apsw.Connection) -> None:

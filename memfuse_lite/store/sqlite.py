@@ -2,7 +2,8 @@
 
 One writer connection (serialised by a re-entrant lock, so a transaction is never
 interleaved with another thread's statements) and one reader connection, which sees
-only committed data thanks to WAL snapshots.
+only committed data thanks to WAL snapshots; a second reader serves the fusion graph's
+membership lookups, which run while the first may be held.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class Store:
             self._conn = self._connect(durability)
             self._migrate()
             self._reader = self._connect(durability)
+            self._lookup = self._connect(durability)
+            self._lookup_lock = threading.Lock()
         except (apsw.NotADBError, apsw.CorruptError) as exc:
             raise StoreCorrupt(
                 f"{self.path} is not a readable memfuse_lite database ({exc}); "
@@ -92,11 +95,13 @@ class Store:
                 )
 
     def close(self) -> None:
-        """Close both connections."""
+        """Close the connections."""
         with self._lock:
             self._conn.close()
         with self._read_lock:
             self._reader.close()
+        with self._lookup_lock:
+            self._lookup.close()
 
     # -- transactions -------------------------------------------------------
 
@@ -116,6 +121,16 @@ class Store:
         with self._read_lock:
             try:
                 yield self._reader
+            except apsw.Error as exc:
+                raise StoreError(f"store read failed: {exc}") from exc
+
+    @contextmanager
+    def looking_up(self) -> Iterator[apsw.Connection]:
+        """The lookup reader (committed data only): for short queries that may run while
+        the caller holds :meth:`reading`."""
+        with self._lookup_lock:
+            try:
+                yield self._lookup
             except apsw.Error as exc:
                 raise StoreError(f"store read failed: {exc}") from exc
 
