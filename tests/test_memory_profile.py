@@ -26,3 +26,4 @@ def test_memory_profile_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert result["opened_mb"] > 0 and result["steps_sum_mb"] > 0
     assert result["events"] == 300
     assert set(result["after_queries_rss_mb"]) >= {"opened", "bm25", "fused", "agentic"}
+    assert result["bm25_cold"]["process_s"] >= result["bm25_cold"]["open_s"] > 0

@@ -44,9 +44,12 @@ class FusionGraph:
 
     @classmethod
     def load(cls, store: Store, db: apsw.Connection) -> FusionGraph:
-        """Edges from SQLite (``db``: a connection of ``store``)."""
+        """Edges from SQLite (``db``: a connection of ``store``; each (kind, src, dst) is
+        stored once, so they are added without the duplicate check)."""
         graph = cls(store)
-        graph.add_edges(fused_sql.all_edges(db))
+        node = graph._node
+        graph._g.add_edges_from([(node(e.src), node(e.dst), e)
+                                 for e in fused_sql.all_edges(db)])
         return graph
 
     def remove_events(self, ids: Iterable[int]) -> None:

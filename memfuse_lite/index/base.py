@@ -97,6 +97,10 @@ class DerivedIndex(ABC):
 class DenseIndex(DerivedIndex):
     """Nearest neighbours over event embeddings, filtered inside the search."""
 
+    described: bool = True
+    """Whether the filters know every indexed event (false when vectors were loaded from
+    disk without them: catch-up then calls :meth:`describe` with every stored event)."""
+
     @abstractmethod
     def search(self, query: np.ndarray, viewer: str, k: int,
                where: IndexFilter | None = None) -> list[tuple[int, float]]:

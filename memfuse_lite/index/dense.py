@@ -2,6 +2,10 @@
 
 Visibility is applied inside the HNSW search through hnswlib's filter callback, so a
 viewer's k results are k results it may see (never a short list post-filtered to nothing).
+What the filters read of each event (time, user, source, audience, live) is kept in
+arrays saved beside the graph (``dense.filters.npz``, checksummed in the sidecar), so an
+open does not read every event back from SQLite; without a matching file they are
+described from SQLite at catch-up, as for an index rebuilt from scratch.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ OVERSAMPLE_SHARE = 0.3
 """Filter after an unfiltered search when at least this share of labels passes."""
 HOUSEHOLD = -1
 NOBODY = -2
+FILTER_ARRAYS = ("when", "ts", "user", "source", "aud", "live")
+"""The per-label arrays saved in ``dense.filters.npz`` (with the deleted labels)."""
 
 class HnswIndex(DenseIndex):
     """Approximate nearest neighbours over event embeddings."""
@@ -41,6 +47,7 @@ class HnswIndex(DenseIndex):
     def __init__(self, directory: Path, *, dims: int, model_key: str, cfg: IndexConfig) -> None:
         self.path = Path(directory) / "dense.hnsw"
         self.sidecar = Path(directory) / "dense.json"
+        self.filters_path = Path(directory) / "dense.filters.npz"
         self.dims = dims
         self.model_key = model_key
         self.cfg = cfg
@@ -93,7 +100,10 @@ class HnswIndex(DenseIndex):
                 index.set_ef(self.cfg.hnsw_ef_search)
                 self.index = index
                 self.watermark = int(meta["watermark"])  # type: ignore[index]
-                self._mark_loaded(index.get_ids_list())
+                self.described = self._load_filters(meta)  # type: ignore[arg-type]
+                if not self.described:  # described at catch-up, saved at the next persist
+                    self._mark_loaded(index.get_ids_list())
+                    self._dirty = True
                 return
             except (RuntimeError, ValueError, KeyError, TypeError) as exc:
                 reason = f"load failed: {exc}"
@@ -102,6 +112,49 @@ class HnswIndex(DenseIndex):
         self.rebuilt_reason = reason
         self.index = self._new()
         self.watermark = 0
+
+    def _load_filters(self, meta: dict[str, object]) -> bool:
+        """Restore the filter arrays saved with this very index file; False when they are
+        missing or do not match their checksum (then catch-up describes from SQLite)."""
+        path = self.filters_path
+        if meta.get("filters_sha256") is None or not path.exists():
+            return False
+        if path.stat().st_size != meta.get("filters_size") or \
+                sha256_file(path) != meta.get("filters_sha256"):
+            log.warning("%s does not match its checksum; describing events from SQLite", path)
+            return False
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in FILTER_ARRAYS + ("deleted",)}
+            codes = [str(c) for c in meta["codes"]]  # type: ignore[attr-defined]
+            audiences = [frozenset(str(u) for u in a)
+                         for a in meta["audiences"]]  # type: ignore[attr-defined]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("%s unreadable (%s); describing events from SQLite", path, exc)
+            return False
+        self._when, self._ts = arrays["when"], arrays["ts"]
+        self._user, self._source = arrays["user"], arrays["source"]
+        self._aud, self._live = arrays["aud"], arrays["live"]
+        self._deleted = {int(i) for i in arrays["deleted"]}
+        self._codes = {name: i for i, name in enumerate(codes)}
+        self._audiences = audiences
+        self._audience_codes = {a: i for i, a in enumerate(audiences)}
+        return True
+
+    def _save_filters(self) -> dict[str, object]:
+        """Write the filter arrays (temp file + fsync + rename); the sidecar fields."""
+        tmp = self.filters_path.with_suffix(".tmp.npz")
+        with open(tmp, "wb") as f:
+            np.savez(f, when=self._when, ts=self._ts, user=self._user, source=self._source,
+                     aud=self._aud, live=self._live,
+                     deleted=np.asarray(sorted(self._deleted), dtype=np.int64))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.filters_path)
+        return {"filters_size": self.filters_path.stat().st_size,
+                "filters_sha256": sha256_file(self.filters_path),
+                "codes": list(self._codes),
+                "audiences": [sorted(a) for a in self._audiences]}
 
     def _mark_loaded(self, ids: list[int]) -> None:
         """Labels read from the file are live until the store says otherwise; their time,
@@ -335,6 +388,7 @@ class HnswIndex(DenseIndex):
                     "capacity": int(self.index.get_max_elements()),
                     "size": self.path.stat().st_size,
                     "sha256": sha256_file(self.path),
+                    **self._save_filters(),
                 },
             )
             self._dirty = False

@@ -16,10 +16,12 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
     text index had events added (its fused-memory documents then need rewriting)."""
     top = store.max_event_id()
     text_refilled = False
-    live: set[int] = set()
-    for batch in store.index_rows(after=0, batch=5000, vectors=False):
-        live.update(row.id for row in batch)
-        indexes.dense.describe(batch)
+    if not indexes.dense.described:
+        for batch in store.index_rows(after=0, batch=5000, vectors=False):
+            indexes.dense.describe(batch)
+        indexes.dense.described = True
+    stored = store.counts()["events"]
+    live: set[int] | None = None
     for index in indexes:
         if index.watermark > top:
             log.warning("%s index is ahead of the store; rebuilding it", index.name)
@@ -31,8 +33,10 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
         # An index that is not behind and holds as many events as the store holds the same
         # ones (events it lacks would be above its watermark); only otherwise are its labels
         # listed and compared (a forget interrupted before the indexes followed).
-        stale = set() if behind == 0 and index.event_count() == len(live) else \
-            index.labels() - live
+        stale: set[int] = set()
+        if behind or index.event_count() != stored:
+            live = store.event_ids() if live is None else live
+            stale = index.labels() - live
         if stale:
             index.remove(sorted(stale))
         if behind and index is indexes.text:

@@ -111,7 +111,8 @@ def membership_count(db: apsw.Connection) -> int:
 def all_edges(db: apsw.Connection) -> Iterator[Edge]:
     """Every stored edge (kinds and reasons repeat: one string object each)."""
     for k, s, d, w, r in db.execute("SELECT kind, src, dst, weight, reason FROM edges"):
-        yield Edge(sys.intern(k), int(s), int(d), float(w), sys.intern(r))
+        kind: Any = sys.intern(k)  # one of EdgeKind, as written
+        yield Edge(kind, int(s), int(d), float(w), sys.intern(r))
 
 
 def clear(db: apsw.Connection) -> None:

@@ -263,6 +263,11 @@ class Store:
 
     # -- events ---------------------------------------------------------------
 
+    def event_ids(self) -> set[int]:
+        """The ids of every stored event."""
+        with self.reading() as db:
+            return {int(r[0]) for r in db.execute("SELECT id FROM events")}
+
     def max_event_id(self) -> int:
         """The highest event id ever assigned (0 when none)."""
         with self.reading() as db:
