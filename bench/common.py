@@ -7,6 +7,7 @@ import os
 import platform
 import resource
 import subprocess
+import threading
 import time
 import zlib
 from collections.abc import Sequence
@@ -117,3 +118,25 @@ class TimedEmbedder(Embedder):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class RssSampler:
+    """The highest resident set seen while it runs (a thread reading /proc every 0.2 s)."""
+
+    def __init__(self) -> None:
+        self.peak = current_rss_mb()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, current_rss_mb())
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, current_rss_mb())

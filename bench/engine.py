@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import random
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from .adapters import (
 )
 from .common import (
     HashingEmbedder,
+    RssSampler,
     TimedEmbedder,
     current_rss_mb,
     peak_rss_mb,
@@ -159,10 +161,10 @@ RAW_SAMPLE = 10_000
 """Texts the raw embedder is timed on (the first ones ingested)."""
 
 
-def raw_embedder(mem: MemFuse, items: list[Observation], batch: int) -> dict[str, float]:
+def raw_embedder(mem: MemFuse, path: Path, batch: int) -> dict[str, float]:
     """The embedder alone on the first ingested texts, in batches of the ingest size: the
     ceiling of ingest throughput (the same process, after ingesting)."""
-    texts = [o.text for o in items[:RAW_SAMPLE]]
+    texts = [o.text for o in next(chunks(path, RAW_SAMPLE), [])]
     t0 = time.perf_counter()
     for i in range(0, len(texts), batch):
         mem.embedder.embed(texts[i : i + batch])
@@ -171,30 +173,56 @@ def raw_embedder(mem: MemFuse, items: list[Observation], batch: int) -> dict[str
             "obs_per_s": round(len(texts) / seconds, 1)}
 
 
-def workload(corpus_name: str, size: int, n_queries: int) -> tuple[list[Observation],
-                                                                   list[Query]]:
-    """Observations and queries of the chosen corpus."""
+CHUNK = 20_000
+"""Observations read back from the workload file and ingested at a time."""
+
+
+def write_workload(path: Path, corpus_name: str, size: int, n_queries: int) -> list[Query]:
+    """Write the chosen corpus's first ``size`` observations to ``path`` (JSONL) and
+    return its queries. Ingestion streams the file in chunks, so the benchmark holds no
+    copy of the workload beside the memory it measures."""
+    qs: list[Query]
     if corpus_name == "generated":
         gen = generate(GenConfig(seed=11, size=size, questions=min(n_queries, 600)))
-        items = [Observation.from_json(o) for o in gen.observations[:size]]
+        records: Iterable[dict[str, Any]] = gen.observations[:size]
         pool = [(q["text"], q["viewer"], q["now"]) for q in gen.questions]
-        return items, (pool * (n_queries // max(1, len(pool)) + 1))[:n_queries]
-    items = [Observation.from_json(o) for o in itertools.islice(corpus(), size)]
-    return items, queries(n_queries)
+        qs = (pool * (n_queries // max(1, len(pool)) + 1))[:n_queries]
+    else:
+        records = itertools.islice(corpus(), size)
+        qs = queries(n_queries)
+    with path.open("w", encoding="utf-8") as f:
+        for o in records:
+            f.write(json.dumps(o, ensure_ascii=False) + "\n")
+    return qs
+
+
+def chunks(path: Path, size: int = CHUNK) -> Iterator[list[Observation]]:
+    """The workload file in chunks of ``size`` observations."""
+    with path.open(encoding="utf-8") as f:
+        while batch := list(itertools.islice(f, size)):
+            yield [Observation.from_json(json.loads(line)) for line in batch]
+
+
+async def ingest_file(mem: MemFuse, path: Path, producers: int = 8) -> float:
+    """Ingest the workload file chunk by chunk; returns the seconds spent."""
+    return sum([await ingest_all(mem, chunk, producers) for chunk in chunks(path)])
 
 
 def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
         corpus_name: str = "real", embedder_name: str = "e5") -> dict[str, Any]:
     """Ingest ``size`` observations, then time searches; returns the figures."""
-    items, qs = workload(corpus_name, size, n_queries)
     workdir = keep or Path(tempfile.mkdtemp(prefix="memfuse-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    workload_file = workdir / "workload.jsonl"
+    qs = write_workload(workload_file, corpus_name, size, n_queries)
     config = MemFuseConfig(threads=threads, ingest=IngestConfig(batch_size=batch))
     embedder = TimedEmbedder(HashingEmbedder() if embedder_name == "hashing"
                              else load_default_embedder(config))
     rss_before = current_rss_mb()
     mem = MemFuse(workdir / "mem", config=config, embedder=embedder)
     rss_open = current_rss_mb()
-    seconds = asyncio.run(ingest_all(mem, items, producers=8))
+    with RssSampler() as sampled:
+        seconds = asyncio.run(ingest_file(mem, workload_file))
     times = mem.ingest_times()
     stats = mem.stats()
     result: dict[str, Any] = {
@@ -212,11 +240,11 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
             "batches": times.batches,
         },
         "rss_mb": {"before_open": rss_before, "after_open": rss_open,
-                   "peak_ingesting": peak_rss_mb(), "peak": 0.0},
+                   "peak_ingesting": sampled.peak, "peak": 0.0},
     }
     result.update(timed_searches(mem, embedder, qs))
     result["ann"] = ann_check(mem, [q for q, _, _ in qs[:200]])
-    result["ingest"]["raw_embedder"] = raw_embedder(mem, items, batch)
+    result["ingest"]["raw_embedder"] = raw_embedder(mem, workload_file, batch)
     mem.close()
     t0 = time.perf_counter()
     for name in ("dense.hnsw", "dense.json", "sparse.json"):

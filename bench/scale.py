@@ -21,63 +21,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import math
 import shutil
 import tempfile
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.engine import load_default_embedder
 
-from .common import HashingEmbedder, TimedEmbedder, current_rss_mb, write_result
-from .engine import Query, ann_check, ingest_all, timed_searches
-from .gen import GenConfig, generate
-
-CHUNK = 20_000
-"""Observations read from the workload file and ingested at a time."""
-
-
-class RssSampler:
-    """The highest resident set seen while it runs (a thread reading /proc every 0.2 s)."""
-
-    def __init__(self) -> None:
-        self.peak = current_rss_mb()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            self.peak = max(self.peak, current_rss_mb())
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, current_rss_mb())
-
-
-def write_workload(path: Path, size: int, n_queries: int) -> list[Query]:
-    """Generate ``size`` observations into ``path`` (JSONL); returns the questions."""
-    gen = generate(GenConfig(seed=11, size=size, questions=min(n_queries, 600)))
-    with path.open("w", encoding="utf-8") as f:
-        for o in gen.observations[:size]:
-            f.write(json.dumps(o, ensure_ascii=False) + "\n")
-    pool = [(q["text"], q["viewer"], q["now"]) for q in gen.questions]
-    return (pool * (n_queries // max(1, len(pool)) + 1))[:n_queries]
-
-
-def chunks(path: Path) -> Iterator[list[Observation]]:
-    """The workload in chunks of :data:`CHUNK` observations."""
-    with path.open(encoding="utf-8") as f:
-        while batch := list(itertools.islice(f, CHUNK)):
-            yield [Observation.from_json(json.loads(line)) for line in batch]
+from .common import HashingEmbedder, RssSampler, TimedEmbedder, current_rss_mb, write_result
+from .engine import ann_check, chunks, ingest_all, timed_searches, write_workload
 
 
 def growth(steps: list[dict[str, Any]]) -> dict[str, list[float]]:
@@ -108,7 +63,7 @@ def run(sizes: list[int], embedder_name: str, n_queries: int, threads: int,
     work = keep or Path(tempfile.mkdtemp(prefix="memfuse-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     workload = work / "workload.jsonl"
-    qs = write_workload(workload, max(sizes), n_queries)
+    qs = write_workload(workload, "generated", max(sizes), n_queries)
     config = MemFuseConfig(threads=threads)
     embedder = TimedEmbedder(HashingEmbedder() if embedder_name == "hashing"
                              else load_default_embedder(config))
