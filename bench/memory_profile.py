@@ -29,7 +29,7 @@ from typing import Any
 from memfuse_lite import MemFuse, MemFuseConfig
 
 from .common import HashingEmbedder, current_rss_mb, write_result
-from .engine import ingest_file, write_workload
+from .engine import ingest_file, prepare_workload
 
 TARGETS_MB = {"index + store + graph per 100k events": 250.0, "embedder": 250.0,
               "total at 100k with the embedder": 600.0}
@@ -40,7 +40,7 @@ def build(path: Path, size: int) -> None:
     """A memory of ``size`` generated observations (hashing vectors)."""
     path.mkdir(parents=True, exist_ok=True)
     workload = path.parent / "workload.jsonl"
-    write_workload(workload, "generated", size, 1)
+    prepare_workload(workload, "generated", size, 1)
     mem = MemFuse(path, embedder=HashingEmbedder())
     asyncio.run(ingest_file(mem, workload, producers=4))
     mem.close()

@@ -32,7 +32,7 @@ from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.engine import load_default_embedder
 
 from .common import HashingEmbedder, RssSampler, TimedEmbedder, current_rss_mb, write_result
-from .engine import ann_check, chunks, ingest_all, timed_searches, write_workload
+from .engine import ann_check, chunks, ingest_all, prepare_workload, timed_searches
 
 
 def growth(steps: list[dict[str, Any]]) -> dict[str, list[float]]:
@@ -63,7 +63,7 @@ def run(sizes: list[int], embedder_name: str, n_queries: int, threads: int,
     work = keep or Path(tempfile.mkdtemp(prefix="memfuse-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     workload = work / "workload.jsonl"
-    qs = write_workload(workload, "generated", max(sizes), n_queries)
+    qs = prepare_workload(workload, "generated", max(sizes), n_queries)
     config = MemFuseConfig(threads=threads)
     embedder = TimedEmbedder(HashingEmbedder() if embedder_name == "hashing"
                              else load_default_embedder(config))
