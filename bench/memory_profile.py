@@ -7,11 +7,13 @@ is quick; the 384-d vectors take the same room as e5's), then opened in a fresh 
 that adds one component at a time and reads its resident set (``/proc/self/statm``) after
 each: the SQLite store, the dense index (hnswlib graph), the text index (tantivy, with its
 writer), the catch-up check (which fills the dense index's filter arrays), fusion (graph
-and accumulation zone), the embedder (e5 int8: ONNX session + tokenizer), a query per
-pipeline (caches, first-use allocations). The headline "index + store + graph" is a real
-open by ``MemFuse`` (no embedder) in another fresh process. Python
-objects are also counted with ``tracemalloc`` (top files). Each figure is a difference of
-resident sets, so it includes what the component's libraries allocate natively.
+and accumulation zone), jieba's dictionary (which the first Chinese text loads), the
+embedder (e5 int8: ONNX session + tokenizer) and its first batch. Each figure is a
+difference of resident sets, so it includes what the component's libraries allocate
+natively. Other fresh processes give the headline, a real open by ``MemFuse`` (no
+embedder) and each pipeline's first query; a cold BM25 process (open + one query); and the
+Python objects of an opened memory, counted with ``tracemalloc`` (tracing allocations
+costs memory of its own, so it runs apart).
 """
 
 from __future__ import annotations
@@ -47,15 +49,17 @@ def build(path: Path, size: int) -> None:
     workload.unlink()
 
 
-def profile(path: Path, embedder: str) -> dict[str, Any]:
-    """Open ``path`` step by step, reading the resident set after each component."""
+def profile(path: Path, embedder: str, trace: bool = False) -> dict[str, Any]:
+    """Open ``path`` step by step, reading the resident set after each component; with
+    ``trace``, count the Python objects of the opened memory instead."""
     from memfuse_lite.engine import DB_FILE, lock_directory
     from memfuse_lite.fusion.runtime import FusionRuntime
     from memfuse_lite.index.factory import DENSE_BACKENDS, TEXT_BACKENDS, Indexes
     from memfuse_lite.ops.indexes import catch_up
     from memfuse_lite.store.sqlite import Store
 
-    tracemalloc.start()
+    if trace:
+        tracemalloc.start()
     config = MemFuseConfig()
     steps: list[dict[str, Any]] = []
     last = current_rss_mb()
@@ -82,7 +86,19 @@ def profile(path: Path, embedder: str) -> dict[str, Any]:
     step("catch-up check (fills the dense index's filter arrays)")
     fusion = FusionRuntime.open(store, config.fusion, indexes.dense)
     step("fusion (graph + accumulation zone)")
-    python_objects = tracemalloc.take_snapshot()
+    if trace:  # counting Python objects, not resident memory (tracing costs memory too)
+        snapshot = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        stats = snapshot.statistics("filename")
+        return {"python_objects_top": [
+                    {"file": str(s.traceback[0].filename).split("site-packages/")[-1]
+                     .split("memfuse_lite/")[-1], "mb": round(s.size / 1e6, 2)}
+                    for s in stats[:8]],
+                "python_objects_mb": round(sum(s.size for s in stats) / 1e6, 1)}
+    from memfuse_lite.text.tokens import tokenize
+
+    tokenize("牙医预约改到周四上午十点")
+    step("jieba dictionary (loaded at the first Chinese text)")
     if embedder == "e5":
         from memfuse_lite.engine import load_default_embedder
 
@@ -96,14 +112,8 @@ def profile(path: Path, embedder: str) -> dict[str, Any]:
     store.close()
     lock.close()
     del fusion
-    top = [{"file": str(s.traceback[0].filename).split("site-packages/")[-1]
-            .split("memfuse_lite/")[-1], "mb": round(s.size / 1e6, 2)}
-           for s in python_objects.statistics("filename")[:8]]
-    tracemalloc.stop()
     return {"events": counts["events"], "fused_memories": counts["fused_memories"],
-            "edges": counts["edges"], "steps": steps, "python_objects_top": top,
-            "python_objects_mb": round(sum(s.size for s in python_objects.statistics(
-                "filename")) / 1e6, 1)}
+            "edges": counts["edges"], "steps": steps}
 
 
 def _child(embedder: str, mode: str, path: Path) -> Any:
@@ -161,9 +171,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--profile-only", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--queries-only", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--bm25-only", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--objects-only", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.profile_only:  # a child process: nothing loaded before measuring
         print(json.dumps(profile(args.profile_only, args.embedder)))
+        return
+    if args.objects_only:
+        print(json.dumps(profile(args.objects_only, args.embedder, trace=True)))
         return
     if args.bm25_only:
         print(json.dumps(bm25_cold(args.bm25_only)))
@@ -178,6 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     result = _child(args.embedder, "--profile-only", path)
     result["after_queries_rss_mb"] = _child("hashing", "--queries-only", path)
     result["bm25_cold"] = bm25_cold_process(path)
+    result.update(_child("hashing", "--objects-only", path))
     disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     result["disk_mb"] = round(disk / 1e6, 1)
     result["size"] = args.size

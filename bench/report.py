@@ -195,6 +195,37 @@ def memory_section(name: str, r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def scale_section(r: dict[str, Any]) -> list[str]:
+    steps = r["steps"]
+    state = "" if r.get("complete", True) else (
+        f" The run stopped before {r['sizes'][-1]:,}; the steps below are what it measured.")
+    lines = [f"### Cost against size: one memory grown to {steps[-1]['size']:,} observations "
+             f"(generated household, embedder {r['embedder']})", "",
+             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+             "Each step ingests the next observations into the same memory, then measures. "
+             "Search latency is without the query embedding; resident memory is the "
+             "process's less what it held before opening the memory (the whole process in "
+             "brackets); HNSW recall@20 counts a neighbour tied in distance with the exact "
+             "20th as found (bag-of-words vectors tie often; e5's recall is in the engine "
+             f"tables).{state}", "",
+             "| observations | step obs/s | resident MB (process) | peak while ingesting MB "
+             "| disk MB | HNSW recall@20 | bm25 p50/p95 | hybrid p50/p95 | fused p50/p95 | "
+             "agentic p50/p95 |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for st in steps:
+        w = st["search_excluding_query_embedding"]
+        lat = " | ".join(f"{w[p]['p50']} / {w[p]['p95']}"
+                         for p in ("bm25", "hybrid", "fused", "agentic"))
+        lines.append(f"| {st['size']:,} | {st['obs_per_s']} | {st['rss_mb']['memory']} "
+                     f"({st['rss_mb']['process']}) | {st['rss_mb']['peak_ingesting']} | "
+                     f"{st['disk_mb']} | {st['ann']['hnsw_recall_ties_counted']} | {lat} |")
+    if len(steps) >= 2:
+        lines += ["", "How each cost grows between steps, as the exponent b of cost ∝ size^b "
+                      "(0: flat, 1: linear): " + "; ".join(
+                          f"{name} " + ", ".join(f"{b:+.2f}" for b in exps)
+                          for name, exps in r["growth"].items()) + "."]
+    return lines + [""]
+
+
 def candidates_section(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = [r for name, r in results.items() if name.startswith("fusion-candidates-")]
     if not rows:
@@ -366,6 +397,32 @@ def plots(results: dict[str, dict[str, Any]]) -> list[str]:
         fig.savefig(PLOTS / "latency_vs_size.png", dpi=110)
         plt.close(fig)
         out += ["![latency vs size](plots/latency_vs_size.png)", ""]
+    scale = next((r for n, r in results.items() if n.startswith("scale-")), None)
+    if scale and len(scale["steps"]) >= 2:
+        steps = scale["steps"]
+        sizes = [st["size"] for st in steps]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        series = {
+            "ingest ms per observation": [1000 * st["ingest_seconds"] / st["added"]
+                                          for st in steps],
+            "hybrid p50 ms": [st["search_excluding_query_embedding"]["hybrid"]["p50"]
+                              for st in steps],
+            "fused p50 ms": [st["search_excluding_query_embedding"]["fused"]["p50"]
+                             for st in steps],
+            "resident MB / 100": [st["rss_mb"]["memory"] / 100 for st in steps],
+            "disk MB / 100": [st["disk_mb"] / 100 for st in steps],
+        }
+        for label, values in series.items():
+            ax.plot(sizes, values, marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("observations in the memory")
+        ax.set_title(f"Cost vs size ({scale['embedder']} vectors)")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(PLOTS / "cost_vs_size.png", dpi=110)
+        plt.close(fig)
+        out += ["![cost vs size](plots/cost_vs_size.png)", ""]
     quality = results.get("quality-generated")
     if quality:
         rows = [r for r in quality["rows"] if r["category"] != "all"]
@@ -409,6 +466,9 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("memory-"):
             lines += memory_section(name, r)
+    for name, r in results.items():
+        if name.startswith("scale-"):
+            lines += scale_section(r)
     for name, r in results.items():
         if name.startswith("fusion-lifebench"):
             lines += fusion_section(r)
