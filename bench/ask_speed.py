@@ -10,8 +10,8 @@ question, citation precision (share of cited records that are gold evidence) and
 record, for the generated household the answer checklist score (share of checklist items,
 or one of their aliases, stated in the answer; normalised matching), and for LifeBench
 multiple choice the accuracy of ``Answer.choice`` (``ask(..., choices=)``: the LLM's letter
-is constrained by a JSON-schema enum; extractive mode picks the option sharing the most
-words with the evidence) beside the chance rate and the always-the-most-frequent-letter
+is constrained by a JSON-schema enum; extractive mode picks the option closest in meaning
+to one of the five best records) beside the chance rate and the always-the-most-frequent-letter
 rate of the same questions. Every answer is written to bench/results/ask-*-questions.jsonl.
 """
 
