@@ -58,6 +58,8 @@ class IndexConfig:
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 256
     save_every_s: float = 5.0
+    """The shortest interval between periodic saves of the dense index while ingesting
+    (a large index waits longer: a save then takes at most 1/20 of the time)."""
     compact_deleted_ratio: float = 0.1
     dense_backend: str = "hnsw"
     """A name in ``memfuse_lite.index.DENSE_BACKENDS`` (register more there)."""

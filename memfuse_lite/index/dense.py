@@ -36,6 +36,8 @@ OVERSAMPLE_SHARE = 0.3
 """Filter after an unfiltered search when at least this share of labels passes."""
 HOUSEHOLD = -1
 NOBODY = -2
+PERSIST_SPACING = 20
+"""Periodic saves wait at least this many times as long as the last save took."""
 FILTER_ARRAYS = ("when", "ts", "user", "source", "aud", "live")
 """The per-label arrays saved in ``dense.filters.npz`` (with the deleted labels)."""
 
@@ -65,6 +67,7 @@ class HnswIndex(DenseIndex):
         self._source = np.zeros(0, dtype=np.int32)
         self._live = np.zeros(0, dtype=bool)
         self._last_save = time.monotonic()
+        self._persist_seconds = 0.0
         self._dirty = False
         self.watermark = 0
         self._load()
@@ -228,7 +231,11 @@ class HnswIndex(DenseIndex):
             self.describe(rows)
             self.watermark = max(self.watermark, max(r.id for r in rows))
             self._dirty = True
-        if time.monotonic() - self._last_save > self.cfg.save_every_s:
+        # Writing the graph costs time in proportion to its size (about 2 ms per 1,000
+        # vectors): saves are spaced so they take at most 1/PERSIST_SPACING of the time.
+        # What is not saved is caught up from SQLite after a crash.
+        wait = max(self.cfg.save_every_s, PERSIST_SPACING * self._persist_seconds)
+        if time.monotonic() - self._last_save > wait:
             self.persist()
 
     def remove(self, ids: Sequence[int]) -> None:
@@ -373,6 +380,7 @@ class HnswIndex(DenseIndex):
         with self._lock:
             if not self._dirty and self.path.exists():
                 return
+            started = time.monotonic()
             tmp = self.path.with_suffix(".hnsw.tmp")
             self.index.save_index(str(tmp))
             with open(tmp, "rb+") as f:
@@ -393,6 +401,7 @@ class HnswIndex(DenseIndex):
             )
             self._dirty = False
             self._last_save = time.monotonic()
+            self._persist_seconds = self._last_save - started
 
     def close(self) -> None:
         """Persist."""
