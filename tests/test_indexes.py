@@ -173,3 +173,29 @@ def test_events_and_fused_memories_are_separate_kinds(name: str, tmp_path: Path)
     index.remove([2])
     assert index.fused_ids() == {7} and 2 not in index.labels()
     index.close()
+
+
+def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact fallback reads vectors a block at a time (bounded memory) and returns what
+    scoring all of them at once would: the k most similar, ties to the smaller id."""
+    from memfuse_lite.index import dense
+
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(50, 8)).astype(np.float32)
+    vecs[31] = vecs[7]  # a tie: the smaller id comes first
+    index = dense.HnswIndex(tmp_path, dims=8, model_key="fake", cfg=IndexConfig())
+    index.add([EventRecord(id=i + 1, text=str(i), audience=None, ts_epoch=1.0e9 + i,
+                           embedding=v, user="ana", source="sms", ts="")
+               for i, v in enumerate(vecs)])
+    query = vecs[7] + 0.01 * rng.normal(size=8).astype(np.float32)
+    ids = np.arange(1, 51)
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    sims = unit @ query
+    expected = [int(i) + 1 for i in np.lexsort((ids, -sims))[:10]]
+    monkeypatch.setattr(dense, "EXACT_BLOCK", 7)
+    got = index._exact(query, ids, 10)
+    assert [i for i, _ in got] == expected
+    assert got[0][0] == 8 and got[1][0] == 32  # the tied pair, smaller id first
+    assert [s for _, s in got] == pytest.approx(sorted(sims, reverse=True)[:10], abs=1e-5)
+    index.close()
