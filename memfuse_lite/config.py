@@ -56,7 +56,9 @@ class IndexConfig:
 
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
-    hnsw_ef_search: int = 256
+    hnsw_ef_search: int = 384
+    """Beam width of a search: recall@20 against exact search at 100k e5 vectors was
+    0.984–0.999 at 384 over four builds, 0.970–0.996 at 256 (0.3 vs 0.2 ms a query)."""
     save_every_s: float = 5.0
     """The shortest interval between periodic saves of the dense index while ingesting
     (a large index waits longer: a save then takes at most 1/20 of the time)."""
