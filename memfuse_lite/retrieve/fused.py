@@ -3,7 +3,7 @@ grouped under fused memories, with superseded reports marked."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,10 @@ from .rrf import rrf
 
 if TYPE_CHECKING:
     from ..engine import Engine
+    from ..store import Store
+
+Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
+"""Events by id (the ones that exist)."""
 
 
 def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilter | None:
@@ -58,6 +62,22 @@ def _matches(event: AtomicEvent, c: Constraint) -> bool:
     return False
 
 
+class _Hydrated:
+    """Events read from the store once per retrieval: seeds, expansion and the supersede
+    check ask for overlapping ids (about 20 reads of mostly the same events a question)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.events: dict[int, AtomicEvent] = {}
+
+    def get(self, ids: Iterable[int]) -> dict[int, AtomicEvent]:
+        ids = list(ids)
+        missing = [i for i in ids if i not in self.events]
+        if missing:
+            self.events.update(self.store.get_events(missing))
+        return {i: self.events[i] for i in ids if i in self.events}
+
+
 class FusedRetriever:
     """Fusion-aware retrieval over an engine's indexes and fusion graph."""
 
@@ -92,9 +112,10 @@ class FusedRetriever:
                 seeds = self._seeds(queries, vectors, viewer, _where((), now))
             if not seeds and where is not None:
                 seeds = self._seeds(queries, vectors, viewer, None)
-            allowed = self._visible(list(seeds), viewer, now)  # fused docs bring all members
+            read = _Hydrated(self.store).get
+            allowed = self._visible(list(seeds), viewer, now, read)  # fused docs: all members
             seeds = {i: s for i, s in seeds.items() if i in allowed}
-            events = self.store.get_events(list(seeds))
+            events = read(seeds)
             for c in plan.boosts(cfg.constraint_min_confidence):
                 for eid, ev in events.items():
                     if _matches(ev, c):
@@ -102,14 +123,14 @@ class FusedRetriever:
             graph = self.engine.graph
             if graph is not None and cfg.use_expansion:
                 found = expand(seeds, graph, cfg,
-                               visible=lambda ids: self._visible(ids, viewer, now),
-                               in_range=self._in_range(applied),
+                               visible=lambda ids: self._visible(ids, viewer, now, read),
+                               in_range=self._in_range(applied, read),
                                relevance=self._relevance(vectors[0])
                                if cfg.expansion_relevance else None)
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
-            events.update(self.store.get_events([i for i in found if i not in events]))
-            superseded = self._superseded(graph, list(found), viewer, now)
+            events.update(read([i for i in found if i not in events]))
+            superseded = self._superseded(graph, list(found), viewer, now, read)
         scored = []
         for eid, (score, via) in found.items():
             hydrated = events.get(eid)
@@ -162,29 +183,32 @@ class FusedRetriever:
 
         return relevance
 
-    def _visible(self, ids: list[int], viewer: str, now: datetime | None = None) -> set[int]:
+    @staticmethod
+    def _visible(ids: list[int], viewer: str, now: datetime | None, read: Read) -> set[int]:
         """Events the viewer may see and that were recorded by ``now``."""
         limit = to_epoch(now) if now is not None else None
-        return {i for i, ev in self.store.get_events(ids).items()
+        return {i for i, ev in read(ids).items()
                 if can_see(viewer, ev.audience)
                 and (limit is None or to_epoch(parse_ts(ev.ts)) <= limit)}
 
-    def _in_range(self, applied: Sequence[Constraint]) -> Callable[[list[int]], set[int]] | None:
+    @staticmethod
+    def _in_range(applied: Sequence[Constraint], read: Read
+                  ) -> Callable[[list[int]], set[int]] | None:
         times = [c for c in applied if c.kind == "time"]
         if not times:
             return None
         c = times[0]
-        return lambda ids: {i for i, ev in self.store.get_events(ids).items() if _matches(ev, c)}
+        return lambda ids: {i for i, ev in read(ids).items() if _matches(ev, c)}
 
     def _superseded(self, graph: FusionGraph | None, ids: list[int], viewer: str,
-                    now: datetime | None) -> dict[int, tuple[int, ...]]:
+                    now: datetime | None, read: Read) -> dict[int, tuple[int, ...]]:
         if graph is None:
             return {}
         out: dict[int, tuple[int, ...]] = {}
         for eid in ids:
             newer = [e.src for e in graph.edges_of(eid, ("supersedes",), "in")]
             if newer:
-                visible = self._visible(newer, viewer, now)
+                visible = self._visible(newer, viewer, now, read)
                 if visible:
                     out[eid] = tuple(sorted(visible))
         return out
