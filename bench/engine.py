@@ -113,11 +113,12 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
         raise SystemExit(f"the ANN check reads hnswlib directly; this memory's dense index "
                          f"is {type(dense).__name__}")
     ids = np.asarray(sorted(dense.labels()), dtype=np.int64)
-    # One copy of the vectors (hnswlib stores them unit length), read a block at a time:
-    # reading all at once leaves that many small allocations behind in the heap.
+    # One copy of the vectors (hnswlib stores them unit length), read a block at a time.
     vecs = np.empty((len(ids), dense.dims), dtype=np.float32)
-    for start in range(0, len(ids), 4096):
-        vecs[start:start + 4096] = dense.index.get_items(ids[start:start + 4096].tolist())
+    done = 0
+    for _, block in dense.vector_blocks(ids):
+        vecs[done:done + len(block)] = block
+        done += len(block)
     qvecs = mem.embedder.embed(texts, role="query")
     qvecs = qvecs / np.maximum(np.linalg.norm(qvecs, axis=1, keepdims=True), 1e-12)
     dense.index.set_ef(max(mem.config.index.hnsw_ef_search, k))

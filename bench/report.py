@@ -61,7 +61,7 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
                   for p, s in r["search"].items()]
     if "ann" in r:
         a = r["ann"]
-        lines += ["", f"HNSW top-{a['k']} against exact search (hnswlib brute force) over "
+        lines += ["", f"HNSW top-{a['k']} against exact search over "
                   f"{a['vectors']:,} vectors, {a['queries']} queries, ef_search "
                   f"{a['ef_search']}: recall {a['hnsw_recall']:.4f}; HNSW p50/p95 "
                   f"{a['hnsw_ms']['p50']}/{a['hnsw_ms']['p95']} ms vs numpy brute force "

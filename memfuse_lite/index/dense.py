@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import hnswlib
@@ -346,14 +346,19 @@ class HnswIndex(DenseIndex):
                 return self._exact(query, np.flatnonzero(mask), k)
         return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
 
+    def vector_blocks(self, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(ids, their stored vectors) in blocks of :data:`EXACT_BLOCK`: reading many
+        vectors at once would hold that many small copies in the heap after use."""
+        for start in range(0, len(ids), EXACT_BLOCK):
+            block = np.asarray(ids[start:start + EXACT_BLOCK], dtype=np.int64)
+            yield block, np.asarray(self.index.get_items(block.tolist()), dtype=np.float32)
+
     def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The k ids (ascending) most similar to ``query``, scored block by block; ties go
         to the smaller id."""
         best_ids = np.zeros(0, dtype=np.int64)
         best_sims = np.zeros(0, dtype=np.float32)
-        for start in range(0, len(ids), EXACT_BLOCK):
-            block = np.asarray(ids[start:start + EXACT_BLOCK], dtype=np.int64)
-            vecs = np.asarray(self.index.get_items(block.tolist()), dtype=np.float32)
+        for block, vecs in self.vector_blocks(ids):
             sims = (vecs @ query / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
                     ).astype(np.float32)
             best_ids = np.concatenate([best_ids, block])

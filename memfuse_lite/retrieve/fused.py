@@ -129,7 +129,7 @@ class FusedRetriever:
                                if cfg.expansion_relevance else None)
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
-            events.update(read([i for i in found if i not in events]))
+            events.update(read(found))
             superseded = self._superseded(graph, list(found), viewer, now, read)
         scored = []
         for eid, (score, via) in found.items():
