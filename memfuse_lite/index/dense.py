@@ -294,7 +294,8 @@ class HnswIndex(DenseIndex):
         """Boolean mask over labels: live, visible to ``viewer`` and within ``where``."""
         mask = self._live.copy()
         seen_by_viewer = [c for c, aud in enumerate(self._audiences) if viewer in aud]
-        mask &= (self._aud == HOUSEHOLD) | np.isin(self._aud, seen_by_viewer)
+        mask &= _member(self._aud, [HOUSEHOLD, *seen_by_viewer], low=NOBODY,
+                        high=len(self._audiences))
         if where is not None:
             if where.start is not None:
                 mask &= self._when >= where.start
@@ -304,10 +305,10 @@ class HnswIndex(DenseIndex):
                 mask &= self._ts <= where.observed_before
             if where.users is not None:
                 codes = [self._codes[u] for u in where.users if u in self._codes]
-                mask &= np.isin(self._user, codes)
+                mask &= _member(self._user, codes, low=-1, high=len(self._codes))
             if where.sources is not None:
                 codes = [self._codes[s] for s in where.sources if s in self._codes]
-                mask &= np.isin(self._source, codes)
+                mask &= _member(self._source, codes, low=-1, high=len(self._codes))
         return mask
 
     def search(self, query: np.ndarray, viewer: str, k: int,
@@ -339,7 +340,9 @@ class HnswIndex(DenseIndex):
                     if len(kept) >= k:
                         return kept[:k]
             self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
-            filt = None if available == len(self) else (lambda label: bool(mask[label]))
+            # hnswlib calls the filter at every node it visits: index bytes, not numpy
+            passes = mask.view(np.uint8).tobytes()
+            filt = None if available == len(self) else passes.__getitem__
             try:
                 labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
             except RuntimeError:
@@ -426,6 +429,14 @@ class HnswIndex(DenseIndex):
     def close(self) -> None:
         """Persist."""
         self.persist()
+
+
+def _member(codes: np.ndarray, wanted: Sequence[int], *, low: int, high: int) -> np.ndarray:
+    """``np.isin(codes, wanted)`` for small integer codes in [low, high): one table lookup
+    per element instead of a sort."""
+    table = np.zeros(high - low, dtype=bool)
+    table[np.asarray(wanted, dtype=np.int64) - low] = True
+    return table[codes - low]
 
 
 def _grow(arr: np.ndarray, size: int, fill: object) -> np.ndarray:
