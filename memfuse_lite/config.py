@@ -41,12 +41,18 @@ class IngestConfig:
     batch_size: int = 64
     batch_latency_s: float = 0.05
     queue_size: int = 4096
+    trim_interval_s: float = 5.0
+    """After a commit, hand freed heap memory back to the system (glibc ``malloc_trim``)
+    if this many seconds have passed since the last time; 0 never does (see
+    ``memfuse_lite.heap``)."""
 
     def __post_init__(self) -> None:
         _positive("batch_size", self.batch_size)
         _positive("queue_size", self.queue_size)
         if self.batch_latency_s < 0:
             raise ValueError("batch_latency_s must be >= 0")
+        if self.trim_interval_s < 0:
+            raise ValueError("trim_interval_s must be >= 0")
 
 
 @dataclass(frozen=True, slots=True)

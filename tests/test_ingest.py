@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.config import IngestConfig
+from memfuse_lite.heap import HeapTrimmer
 
 from .conftest import FakeEmbedder, obs
 
@@ -171,3 +173,35 @@ def test_the_queue_prepares_the_next_batch_while_the_previous_one_commits() -> N
     assert overlapped == [True], "the second batch was prepared only after the first commit"
     commits = [batch for op, batch in log if op == "commit"]
     assert [i for batch in commits for i in batch] == list(range(6)), "in order, all of them"
+
+
+def test_heap_trimmer_trims_at_most_once_per_interval() -> None:
+    calls: list[int] = []
+    trimmer = HeapTrimmer(3600.0, trim=lambda pad: calls.append(pad) or 1)
+    assert not trimmer.maybe_release(), "the interval starts when the trimmer is made"
+    trimmer._last -= 3601.0
+    assert trimmer.maybe_release() and calls == [0]
+    assert not trimmer.maybe_release() and calls == [0]
+    never = HeapTrimmer(0.0, trim=lambda pad: calls.append(pad) or 1)
+    never._last -= 10**6
+    assert not never.maybe_release() and calls == [0]
+    with pytest.raises(ValueError, match="trim_interval_s"):
+        IngestConfig(trim_interval_s=-1.0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_ingest_hands_freed_heap_back_between_commits(tmp_path: Path, config) -> None:
+    cfg = replace(config, ingest=IngestConfig(batch_size=4, batch_latency_s=0.0,
+                                              trim_interval_s=1e-9))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=FakeEmbedder())
+
+    async def run() -> None:
+        for i in range(3):
+            await mem.ingest_many([obs(f"note {i}-{j} about the boiler", ext=f"n{i}-{j}")
+                                   for j in range(4)])
+            await mem.flush()
+
+    asyncio.run(run())
+    assert mem._processor.trimmer.calls >= 3, "one trim after each commit at this interval"
+    assert mem.stats()["events"] == 12
+    mem.close()

@@ -21,6 +21,7 @@ import numpy as np
 from ..engine import Engine
 from ..event import EventRecord
 from ..fusion.model import view_of
+from ..heap import HeapTrimmer
 from ..store.sqlite import StoredObservation, finish_inbox, insert_events
 from .extract import extract_events
 from .llm_extract import LLMExtractor
@@ -65,6 +66,7 @@ class BatchProcessor:
         # its own malloc arena of freed buffers: about 330 MB more resident at 10k events).
         self.preparer = ThreadPoolExecutor(1, thread_name_prefix="memfuse-prepare")
         self.committer = ThreadPoolExecutor(1, thread_name_prefix="memfuse-commit")
+        self.trimmer = HeapTrimmer(engine.config.ingest.trim_interval_s)
 
     def close(self) -> None:
         """Wait for a step in progress, then stop the threads."""
@@ -123,6 +125,7 @@ class BatchProcessor:
         times.batches += 1
         times.observations += len(batch.items)
         times.dead += len(dead)
+        self.trimmer.maybe_release()
         return len(committed)
 
     def _extract(self, items: Sequence[StoredObservation]
