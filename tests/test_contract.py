@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
-from memfuse_lite.answer import DONT_KNOW
+from memfuse_lite.records import Hit
+from memfuse_lite.answer import DONT_KNOW, for_answer, matches
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
 from memfuse_lite.retrieve.llm_planner import merge_rewrites
 from memfuse_lite.retrieve.planner import plan_query
@@ -254,6 +255,45 @@ def test_multiple_choice_is_constrained_to_the_letters(open_memory, config: MemF
     assert "B. At the hotpot place" in llm.calls[-1][1]
     with pytest.raises(InvalidQuery):
         asyncio.run(mem.ask("Where?", viewer="ana", choices={"A": "only one"}))
+
+
+def test_an_llm_letter_stands_only_when_its_cited_records_state_the_option(
+        config: MemFuseConfig, embedder, tmp_path) -> None:
+    def ask(letter: str) -> Any:
+        llm = ScriptedLLM(lambda op, prompt: {
+            "answer": "We ate at the hotpot place with the Wangs", "known": True,
+            "citations": [int(prompt.split("Records:\n[")[1].split("]")[0])],
+            "choice": letter} if op == "answer" else {})
+        cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
+                            ingest=config.ingest)
+        mem = MemFuse(tmp_path / letter, config=cfg, embedder=embedder,
+                      llms={"scripted": llm})
+        try:
+            ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place")])
+            return asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                       choices={"A": "At the dumpling house", "B": "At home",
+                                                "C": "At the hotpot place"}))
+        finally:
+            mem.close()
+
+    right = ask("C")
+    assert right.mode == "llm" and right.choice == "C"
+    guessed = ask("A")  # the answer stands, but the record says nothing of dumplings
+    assert guessed.mode == "llm" and guessed.choice == "C", "the extractive letter instead"
+
+
+def test_records_are_ordered_for_the_answer_by_what_they_state() -> None:
+    def hit(i: int, text: str) -> Hit:
+        return Hit(event_id=i, score=1.0 - i / 10, text=text, provenance=(), via="seed")
+
+    hits = (hit(1, "Dinner with the Wangs cancelled"), hit(2, "Flight to Beijing delayed"),
+            hit(3, "The Wangs dinner is cancelled because the flight to Beijing is delayed"))
+    ordered = for_answer("Why was the dinner with the Wangs cancelled, was a flight delayed?",
+                         hits)
+    assert [h.event_id for h in ordered] == [3, 1, 2]
+    assert for_answer("?", hits) == hits, "no content words: retrieval order"
+    assert matches("Which flight was delayed?", hits[1])
+    assert not matches("Which flight was delayed?", hits[0])
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
