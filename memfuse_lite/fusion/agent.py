@@ -161,6 +161,7 @@ class FusionAgent:
         self.neighbours = neighbours
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
+        self._loaded: dict[int, EventView] = {}
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
@@ -178,6 +179,7 @@ class FusionAgent:
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
         out = FusionChange()
+        self._loaded = {}  # views read in this batch: the events' candidates overlap
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
@@ -329,13 +331,21 @@ class FusionAgent:
             close = [i for i in rare if i in times and (
                 abs(times[i][0] - e.ts) <= window or abs(times[i][1] - e.when) <= window)
             ][: self.cfg.rare_neighbours]
-            loaded = load_views(db, close)
-            loaded.update(load_views(db, near))
+            loaded = self._views(db, close)
+            loaded.update(self._views(db, near))
             seen.update(sorted(loaded.items()))  # in id order, as one load of all of them
         else:
-            seen.update(load_views(db, near))
+            seen.update(self._views(db, near))
         return [c for c in seen.values() if abs(c.when - e.when) <= window
                 or abs(c.ts - e.ts) <= window]
+
+    def _views(self, db: apsw.Connection, ids: Sequence[int]) -> dict[int, EventView]:
+        """Views of stored events, each read once per batch (rows do not change while
+        the batch's transaction runs)."""
+        missing = [i for i in ids if i not in self._loaded]
+        if missing:
+            self._loaded.update(load_views(db, missing))
+        return {i: self._loaded[i] for i in sorted(set(ids)) if i in self._loaded}
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                 fused_of: dict[int, int], bands: Bands, out: FusionChange) -> int | None:
