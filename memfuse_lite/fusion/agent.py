@@ -162,6 +162,8 @@ class FusionAgent:
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
         self._loaded: dict[int, EventView] = {}
+        self._terms_read: dict[int, frozenset[str]] = {}
+        self._batch_start = 0
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
@@ -179,7 +181,9 @@ class FusionAgent:
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
         out = FusionChange()
-        self._loaded = {}  # views read in this batch: the events' candidates overlap
+        # views and terms read in this batch (its events share candidates)
+        self._loaded, self._terms_read = {}, {}
+        self._batch_start = min((e.id for e in events), default=0)
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
@@ -247,7 +251,7 @@ class FusionAgent:
     def _features(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   terms: frozenset[str], df: dict[str, int],
                   rules: Sequence[float] | None = None) -> list[list[float]]:
-        theirs = terms_of_events(db, [c.id for c in candidates])
+        theirs = self._stored_terms(db, [c.id for c in candidates])
         if rules is None:
             rules = [pair_score(e, c, self.cfg)[0] for c in candidates]
         weights = term_weights(e, df)  # df holds every one of e's terms
@@ -346,6 +350,17 @@ class FusionAgent:
         if missing:
             self._loaded.update(load_views(db, missing))
         return {i: self._loaded[i] for i in sorted(set(ids)) if i in self._loaded}
+
+    def _stored_terms(self, db: apsw.Connection, ids: Sequence[int]
+                      ) -> dict[int, frozenset[str]]:
+        """Stored terms of events, those stored before this batch read once per batch (a
+        batch event's terms are stored as it is fused: those are always read afresh)."""
+        missing = [i for i in ids if i not in self._terms_read]
+        if missing:
+            found = terms_of_events(db, missing)
+            self._terms_read.update((i, t) for i, t in found.items() if i < self._batch_start)
+            return {i: self._terms_read.get(i, found.get(i, frozenset())) for i in ids}
+        return {i: self._terms_read[i] for i in ids}
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                 fused_of: dict[int, int], bands: Bands, out: FusionChange) -> int | None:
