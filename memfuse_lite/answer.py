@@ -119,6 +119,24 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     return tuple(hits[i] for i in order)
 
 
+def _stated(text: str) -> frozenset[str]:
+    """Content words and numbers of a text (what an answer asserts, or a record holds)."""
+    return _said(text) | frozenset(_NUMBER.findall(text))
+
+
+def _used(answer: str, cited: Sequence[Hit]) -> tuple[int, ...]:
+    """The cited records the answer actually rests on: taken in answer order (``cited``
+    follows :func:`for_answer`), a record counts when it states something of the answer
+    that no record before it did."""
+    wanted, used = _stated(answer), []
+    for h in cited:
+        held = wanted & _stated(f"{h.text} {h.provenance[0].ts if h.provenance else ''}")
+        if held:
+            used.append(h.event_id)
+            wanted = wanted - held
+    return tuple(used)
+
+
 def matches(question: str, hit: Hit) -> bool:
     """Whether a record shares a content word with the question (a citation must)."""
     asked = _asked(question)
@@ -168,15 +186,16 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         else:
             by_id = {h.event_id: h for h in hits}
             # a citation counts only for a record about the question
-            cited = tuple(dict.fromkeys(int(c) for c in value.get("citations", [])
-                                        if isinstance(c, int) and c in by_id
-                                        and matches(question, by_id[int(c)])))
+            rank = {h.event_id: r for r, h in enumerate(hits)}
+            cited = tuple(sorted({int(c) for c in value.get("citations", [])
+                                  if isinstance(c, int) and c in by_id
+                                  and matches(question, by_id[int(c)])}, key=rank.__getitem__))
             text = str(value.get("answer") or "").strip()
             choice = value.get("choice") if choices and value.get("choice") in choices else None
             # The model's own "known" flag is not trusted (small models set it at random):
             # its answer stands only when the records it cites state what it says.
             if text and cited and supported(text, question, [by_id[i] for i in cited]):
-                used = tuple(i for i in cited if _said(text) & _said(by_id[i].text))
+                used = _used(text, [by_id[i] for i in cited])
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in used or cited]):
                     # a letter whose option the cited records do not state is a guess

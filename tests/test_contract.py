@@ -113,6 +113,27 @@ def test_llm_answers_stand_only_on_the_records_they_cite(
         assert answer.known and [c.event_id for c in answer.citations] == [first]
 
 
+def test_an_llm_answer_cites_only_the_records_it_rests_on(
+        config: MemFuseConfig, embedder, tmp_path) -> None:
+    seed = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+    ingest(seed, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday"),
+                  ("2025-03-01T10:00", "Dentist Dr. Lin: parking is behind the clinic")])
+    ids = {h.text.split()[1]: h.event_id
+           for h in seed.search("dentist", viewer="ana", pipeline="bm25").hits}
+    seed.close()
+    # the second record shares words with the answer, but none the first does not hold
+    llm = answering({"answer": "With Dr. Lin on Wednesday", "known": True,
+                     "citations": [ids["Dr."], ids["appointment"]]})
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted")
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        answer = asyncio.run(mem.ask("When is the dentist appointment?", viewer="ana"))
+    finally:
+        mem.close()
+    assert answer.mode == "llm"
+    assert [c.event_id for c in answer.citations] == [ids["appointment"]]
+
+
 def test_merge_rewrites_keeps_a_place_for_each_source() -> None:
     rules = ("Where is the dentist?", "dentist", "Lin dentist")
     assert merge_rewrites(rules, ["dental clinic address"], 3) == (
