@@ -14,6 +14,7 @@ from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
 from memfuse_lite.records import Hit
 from memfuse_lite.answer import DONT_KNOW, for_answer, matches
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
+from memfuse_lite.retrieve.agentic import clip
 from memfuse_lite.retrieve.llm_planner import merge_rewrites
 from memfuse_lite.retrieve.planner import plan_query
 
@@ -301,6 +302,13 @@ def test_an_llm_letter_stands_only_when_its_cited_records_state_the_option(
     assert right.mode == "llm" and right.choice == "C"
     guessed = ask("A")  # the answer stands, but the record says nothing of dumplings
     assert guessed.mode == "llm" and guessed.choice == "C", "the extractive letter instead"
+
+
+def test_evidence_lines_are_cut_by_width_wide_characters_counting_twice() -> None:
+    assert clip("dentist   moved\nto Thursday") == "dentist moved to Thursday"
+    assert len(clip("a" * 500)) == 140
+    assert len(clip("牙" * 500)) == 70, "a Chinese character costs a small LLM about a token"
+    assert clip("ab 牙医 cd", 6) == "ab 牙"
 
 
 def test_records_are_ordered_for_the_answer_by_what_they_state() -> None:

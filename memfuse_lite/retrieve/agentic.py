@@ -9,6 +9,7 @@ rounds, following up with the people and entities of the best evidence so far
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memfuse_lite.retrieve")
 EVIDENCE_CHARS = 140
+"""Width of one evidence line's text, a Chinese, Japanese or Korean character counting
+twice (a small LLM's tokenizer spends about one token per such character, one per four
+or so Latin letters)."""
 EVIDENCE_ITEMS = 8  # a phone-class CPU reads ~100 prompt tokens/s: keep prompts ~1k tokens
+_WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def clip(text: str, width: int = EVIDENCE_CHARS) -> str:
+    """``text`` on one line, cut at ``width`` (wide characters count twice)."""
+    flat = " ".join(text.split())
+    used = 0
+    for i, ch in enumerate(flat):
+        used += 2 if _WIDE.match(ch) else 1
+        if used > width:
+            return flat[:i]
+    return flat
 
 
 def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
@@ -37,7 +53,7 @@ def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
         p = h.provenance[0] if h.provenance else None
         head = f"[{h.event_id}] {p.ts[:16]} {p.source}/{p.user}" if p else f"[{h.event_id}]"
         note = f" (superseded by {', '.join(map(str, h.superseded_by))})" if h.superseded_by else ""
-        text = " ".join(h.text.split())[:EVIDENCE_CHARS]
+        text = clip(h.text)
         lines.append(f"{head}{note}: {text}")
     return "\n".join(lines)
 
