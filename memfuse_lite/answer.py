@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -110,13 +111,18 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     if not asked or len(hits) < 2:
         return tuple(hits)
     held = [asked & _said(h.text) for h in hits]
-    found = [w for words_ in held for w in words_]
-    weight = {w: math.log(1.0 + len(hits) / (1.0 + found.count(w))) for w in asked}
+    found = Counter(w for words_ in held for w in words_)
+    weight = {w: math.log(1.0 + len(hits) / (1.0 + found[w])) for w in asked}
     total = sum(weight.values())
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
              for rank, words_ in enumerate(held)]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
     return tuple(hits[i] for i in order)
+
+
+def _with_time(hit: Hit) -> str:
+    """A record's text and when it was recorded (what an answer may quote of it)."""
+    return f"{hit.text} {hit.provenance[0].ts if hit.provenance else ''}"
 
 
 def _stated(text: str) -> frozenset[str]:
@@ -130,7 +136,7 @@ def _used(answer: str, cited: Sequence[Hit]) -> tuple[int, ...]:
     that no record before it did."""
     wanted, used = _stated(answer), []
     for h in cited:
-        held = wanted & _stated(f"{h.text} {h.provenance[0].ts if h.provenance else ''}")
+        held = wanted & _stated(_with_time(h))
         if held:
             used.append(h.event_id)
             wanted = wanted - held
@@ -148,8 +154,7 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
     at least ``SUPPORT_SHARE`` of its content words occur in them, and they share a
     content word with the question (so a right-sounding answer cannot rest on unrelated
     records)."""
-    evidence = " ".join(f"{h.text} {h.provenance[0].ts if h.provenance else ''}"
-                        for h in cited)
+    evidence = " ".join(_with_time(h) for h in cited)
     said, there = _said(answer), _said(evidence)
     numbers = set(_NUMBER.findall(answer))
     if not said and not numbers:

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import logging
 import threading
 import time
 from collections.abc import Callable
-
-log = logging.getLogger("memfuse_lite.heap")
 
 
 def _glibc_trim() -> Callable[[int], int] | None:
@@ -29,7 +26,7 @@ def _glibc_trim() -> Callable[[int], int] | None:
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
-    return trim  # type: ignore[no-any-return]
+    return trim
 
 
 class HeapTrimmer:

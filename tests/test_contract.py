@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
-from memfuse_lite.records import Hit
 from memfuse_lite.answer import DONT_KNOW, for_answer, matches
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
+from memfuse_lite.records import Hit
 from memfuse_lite.retrieve.agentic import clip
 from memfuse_lite.retrieve.llm_planner import merge_rewrites
 from memfuse_lite.retrieve.planner import plan_query

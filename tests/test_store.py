@@ -82,3 +82,18 @@ def test_full_durability_syncs_every_commit(tmp_path: Path, embedder, model_dir:
         assert again.stats()["observations"] == 1
     finally:
         again.close()
+
+
+def test_read_once_loads_each_id_once_and_rereads_what_it_may_not_keep() -> None:
+    from memfuse_lite.once import ReadOnce
+
+    calls: list[list[int]] = []
+
+    def load(ids: list[int]) -> dict[int, str]:
+        calls.append(ids)
+        return {i: f"v{i}" for i in ids if i != 9}  # 9 does not exist
+
+    rows = ReadOnce(load, keep=lambda i: i < 5)
+    assert rows.get([3, 7, 9, 3]) == {3: "v3", 7: "v7"}
+    assert rows.get([7, 3]) == {7: "v7", 3: "v3"}, "in the order asked"
+    assert calls == [[3, 7, 9], [7]], "3 was kept; 7 may not be kept, so it is read again"

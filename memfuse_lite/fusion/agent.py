@@ -24,6 +24,7 @@ import apsw
 import numpy as np
 
 from ..config import FusionConfig
+from ..once import ReadOnce
 from ..records import Edge
 from ..sources import profile_of
 from ..store import fused as fused_sql
@@ -161,9 +162,9 @@ class FusionAgent:
         self.neighbours = neighbours
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
-        self._loaded: dict[int, EventView] = {}
-        self._terms_read: dict[int, frozenset[str]] = {}
-        self._batch_start = 0
+        # stored rows read once per batch (its events share candidates; set by fuse())
+        self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
+        self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
@@ -181,9 +182,12 @@ class FusionAgent:
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
         out = FusionChange()
-        # views and terms read in this batch (its events share candidates)
-        self._loaded, self._terms_read = {}, {}
-        self._batch_start = min((e.id for e in events), default=0)
+        # Rows do not change while the batch's transaction runs, except the terms of the
+        # batch's own events, stored as each is fused: those are read afresh.
+        first = min((e.id for e in events), default=0)
+        self._stored_views = ReadOnce(lambda ids: load_views(db, ids))
+        self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids),
+                                      keep=lambda i: i < first)
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
@@ -251,7 +255,7 @@ class FusionAgent:
     def _features(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   terms: frozenset[str], df: dict[str, int],
                   rules: Sequence[float] | None = None) -> list[list[float]]:
-        theirs = self._stored_terms(db, [c.id for c in candidates])
+        theirs = self._stored_terms.get(c.id for c in candidates)
         if rules is None:
             rules = [pair_score(e, c, self.cfg)[0] for c in candidates]
         weights = term_weights(e, df)  # df holds every one of e's terms
@@ -335,32 +339,11 @@ class FusionAgent:
             close = [i for i in rare if i in times and (
                 abs(times[i][0] - e.ts) <= window or abs(times[i][1] - e.when) <= window)
             ][: self.cfg.rare_neighbours]
-            loaded = self._views(db, close)
-            loaded.update(self._views(db, near))
-            seen.update(sorted(loaded.items()))  # in id order, as one load of all of them
+            seen.update(sorted(self._stored_views.get([*close, *near]).items()))  # in id order
         else:
-            seen.update(self._views(db, near))
+            seen.update(sorted(self._stored_views.get(near).items()))
         return [c for c in seen.values() if abs(c.when - e.when) <= window
                 or abs(c.ts - e.ts) <= window]
-
-    def _views(self, db: apsw.Connection, ids: Sequence[int]) -> dict[int, EventView]:
-        """Views of stored events, each read once per batch (rows do not change while
-        the batch's transaction runs)."""
-        missing = [i for i in ids if i not in self._loaded]
-        if missing:
-            self._loaded.update(load_views(db, missing))
-        return {i: self._loaded[i] for i in sorted(set(ids)) if i in self._loaded}
-
-    def _stored_terms(self, db: apsw.Connection, ids: Sequence[int]
-                      ) -> dict[int, frozenset[str]]:
-        """Stored terms of events, those stored before this batch read once per batch (a
-        batch event's terms are stored as it is fused: those are always read afresh)."""
-        missing = [i for i in ids if i not in self._terms_read]
-        if missing:
-            found = terms_of_events(db, missing)
-            self._terms_read.update((i, t) for i, t in found.items() if i < self._batch_start)
-            return {i: self._terms_read.get(i, found.get(i, frozenset())) for i in ids}
-        return {i: self._terms_read[i] for i in ids}
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                 fused_of: dict[int, int], bands: Bands, out: FusionChange) -> int | None:

@@ -346,8 +346,7 @@ class HnswIndex(DenseIndex):
                         return kept[:k]
             self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
             # hnswlib calls the filter at every node it visits: index bytes, not numpy
-            passes = mask.view(np.uint8).tobytes()
-            filt = None if available == len(self) else passes.__getitem__
+            filt = None if available == len(self) else mask.view(np.uint8).tobytes().__getitem__
             try:
                 labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
             except RuntimeError:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..fusion.graph import FusionGraph
 from ..index.base import EVENT, FUSED, IndexFilter
+from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
 from ..timeutil import parse_ts, to_epoch
 from .base import Context, Pipeline, Request
@@ -21,7 +22,6 @@ from .rrf import rrf
 
 if TYPE_CHECKING:
     from ..engine import Engine
-    from ..store import Store
 
 Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
 """Events by id (the ones that exist)."""
@@ -62,22 +62,6 @@ def _matches(event: AtomicEvent, c: Constraint) -> bool:
     return False
 
 
-class _Hydrated:
-    """Events read from the store once per retrieval: seeds, expansion and the supersede
-    check ask for overlapping ids (about 20 reads of mostly the same events a question)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.events: dict[int, AtomicEvent] = {}
-
-    def get(self, ids: Iterable[int]) -> dict[int, AtomicEvent]:
-        ids = list(ids)
-        missing = [i for i in ids if i not in self.events]
-        if missing:
-            self.events.update(self.store.get_events(missing))
-        return {i: self.events[i] for i in ids if i in self.events}
-
-
 class FusedRetriever:
     """Fusion-aware retrieval over an engine's indexes and fusion graph."""
 
@@ -112,7 +96,8 @@ class FusedRetriever:
                 seeds = self._seeds(queries, vectors, viewer, _where((), now))
             if not seeds and where is not None:
                 seeds = self._seeds(queries, vectors, viewer, None)
-            read = _Hydrated(self.store).get
+            # seeds, expansion and the supersede check ask for overlapping events
+            read = ReadOnce(self.store.get_events).get
             allowed = self._visible(list(seeds), viewer, now, read)  # fused docs: all members
             seeds = {i: s for i, s in seeds.items() if i in allowed}
             events = read(seeds)
