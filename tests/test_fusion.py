@@ -264,7 +264,8 @@ def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
     from memfuse_lite.fusion.pairs import FEATURES, PairModel
 
     shipped = PairModel.load()
-    assert len(shipped.weights) == len(FEATURES) and 0 < shipped.threshold < 1
+    assert len(shipped.weights) == len(FEATURES) + len(shipped.crosses)
+    assert 0 < shipped.threshold < 1
     other = json.loads(shipped.to_json())
     other["features"] = other["features"][:-1]
     (tmp_path / "old.json").write_text(json.dumps(other))
@@ -272,3 +273,59 @@ def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
         PairModel.load(tmp_path / "old.json")
     with pytest.raises(ValueError):
         FusionConfig(scorer="neural")
+
+
+def test_the_fitting_script_reads_the_probabilities_fusion_joined_by(
+        tmp_path: Path, embedder, model_dir: Path) -> None:
+    """``FusionAgent.pairs`` (what ``bench fusion-fit`` fits on) sees an event's candidates
+    with the features fusion scored them by: the pair model's probability of the
+    candidate the event joined clears the join probability."""
+    from collections import deque
+
+    from memfuse_lite.fusion.agent import FusionAgent
+    from memfuse_lite.fusion.model import load_views
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+
+    cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(scorer="learned"))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    try:
+        ingest(mem, DENTIST + TRIP)
+        model = PairModel.load()
+        agent = FusionAgent(cfg.fusion, mem.engine.dense.search_all, model=model)
+        chat = event_id(mem, "den-chat")
+        with mem.engine.store.atomic() as db:
+            ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
+            views = load_views(db, ids)
+            zone = deque(views[i] for i in ids if i < chat)
+            pairs = agent.pairs(db, views[chat], list(zone))
+        assert pairs and all(len(f) == len(FEATURES) for _, f in pairs)
+        mates = {c.id: model.probability(f) for c, f in pairs
+                 if mem.fused_of(c.id) == mem.fused_of(chat)}
+        assert mates and max(mates.values()) >= model.threshold
+    finally:
+        mem.close()
+
+
+def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
+    import math
+
+    import numpy as np
+
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+
+    weights = np.zeros(len(FEATURES) + 1)
+    weights[FEATURES.index("bias")] = -1.0
+    weights[-1] = 4.0  # rare_share x same_source
+    model = PairModel(weights, 0.5, {}, (("rare_share", "same_source"),))
+    row = [0.0] * len(FEATURES)
+    row[FEATURES.index("bias")] = 1.0
+    row[FEATURES.index("rare_share")] = 0.5
+    assert model.probability(row) == pytest.approx(1 / (1 + math.e))  # other app: no product
+    row[FEATURES.index("same_source")] = 1.0
+    assert model.probability(row) == pytest.approx(1 / (1 + math.exp(-1.0)))
+    (tmp_path / "m.json").write_text(model.to_json())
+    assert PairModel.load(tmp_path / "m.json").crosses == model.crosses
+    with pytest.raises(ValueError, match="unknown"):
+        PairModel(weights, 0.5, {}, (("rare_share", "colour"),))
+    with pytest.raises(ValueError, match="do not match"):
+        PairModel(weights[:-1], 0.5, {}, (("rare_share", "same_source"),))

@@ -182,12 +182,7 @@ class FusionAgent:
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
         out = FusionChange()
-        # Rows do not change while the batch's transaction runs, except the terms of the
-        # batch's own events, stored as each is fused: those are read afresh.
-        first = min((e.id for e in events), default=0)
-        self._stored_views = ReadOnce(lambda ids: load_views(db, ids))
-        self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids),
-                                      keep=lambda i: i < first)
+        self._read_once(db, min((e.id for e in events), default=0))
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch: list[EventView] = []
         assigned: dict[int, int] = {}
@@ -238,9 +233,18 @@ class FusionAgent:
               ) -> list[tuple[EventView, list[float]]]:
         """The learned scorer's candidates for ``e`` with their feature vectors, as fusion
         sees them (the fitting script reads them through this; stores ``e``'s terms)."""
+        self._read_once(db, e.id)
         terms, df = self._terms(db, e)
         candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size), [], df)
         return list(zip(candidates, self._features(db, e, candidates, terms, df), strict=True))
+
+    def _read_once(self, db: apsw.Connection, first: int) -> None:
+        """Read stored candidates' views and terms once from here on (rows do not change
+        while a batch's transaction runs, except the terms of events from ``first`` on,
+        stored as each is fused: those are read afresh)."""
+        self._stored_views = ReadOnce(lambda ids: load_views(db, ids))
+        self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids),
+                                      keep=lambda i: i < first)
 
     def _terms(self, db: apsw.Connection, e: EventView
                ) -> tuple[frozenset[str], dict[str, int]]:
@@ -279,8 +283,8 @@ class FusionAgent:
         if self.model is None or not learned:
             return rules
         features = self._features(db, e, candidates, terms, df, [r for r, _ in rules])
-        return [(self.model.probability(f), cos)
-                for f, (_, cos) in zip(features, rules, strict=True)]
+        return [(p, cos) for p, (_, cos) in zip(self.model.probabilities(features), rules,
+                                                strict=True)]
 
     def adopt_zone(self, zone: Sequence[EventView]) -> None:
         """Adopt a batch's zone once its transaction has committed."""

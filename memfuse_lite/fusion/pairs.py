@@ -5,7 +5,8 @@ Features are generic (no source's field names): the rare words both texts share
 they were recorded, how close one's event time is to the other's, whether they come from
 the same user or app, whether both name different people, and how the candidate's cosine,
 shared words and recording time compare with the event's other candidates. A logistic
-model turns them into a probability; its weights are fitted offline by
+model (over those features and a few products of two of them) turns them into a
+probability; its weights are fitted offline by
 ``python3 -m bench fusion-fit`` on labelled episodes and shipped as ``pair_model.json``
 (inference is a dot product).
 """
@@ -92,16 +93,41 @@ def candidate_features(pairs: list[list[float]]) -> list[list[float]]:
 
 @dataclass(frozen=True)
 class PairModel:
-    """Logistic weights over :data:`FEATURES` and the probability at which to join."""
+    """Logistic weights over :data:`FEATURES` and products of pairs of them (``crosses``,
+    e.g. shared rare words *from the same app*, which are often a template's words), and
+    the probability at which to join."""
 
     weights: np.ndarray
     threshold: float
     about: dict[str, object]
+    crosses: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = {name for pair in self.crosses for name in pair} - set(FEATURES)
+        if unknown:
+            raise ValueError(f"pair model crosses unknown features: {sorted(unknown)}")
+        if len(self.weights) != len(FEATURES) + len(self.crosses):
+            raise ValueError("pair model weights do not match its features and crosses")
+
+    def design(self, rows: np.ndarray) -> np.ndarray:
+        """Feature rows (in :data:`FEATURES` order) with the crossed products appended."""
+        rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+        if not self.crosses:
+            return rows
+        products = [rows[:, FEATURES.index(a)] * rows[:, FEATURES.index(b)]
+                    for a, b in self.crosses]
+        return np.hstack([rows, np.column_stack(products)])
+
+    def probabilities(self, features: list[list[float]]) -> list[float]:
+        """P(same episode) of each feature vector."""
+        if not features:
+            return []
+        z = np.clip(self.design(np.asarray(features)) @ self.weights, -30.0, 30.0)
+        return (1.0 / (1.0 + np.exp(-z))).tolist()
 
     def probability(self, features: list[float]) -> float:
         """P(same episode) of one feature vector."""
-        z = float(np.dot(self.weights, np.asarray(features, dtype=np.float64)))
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return self.probabilities([features])[0]
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> PairModel:
@@ -114,11 +140,14 @@ class PairModel:
         if tuple(data["features"]) != FEATURES:
             raise ValueError("pair model features differ from this version's: refit it with "
                              "`python3 -m bench fusion-fit`")
+        crosses = tuple((str(a), str(b)) for a, b in data.get("crosses", []))
         return cls(np.asarray(data["weights"], dtype=np.float64), float(data["threshold"]),
-                   {k: v for k, v in data.items() if k not in ("weights", "features")})
+                   {k: v for k, v in data.items()
+                    if k not in ("weights", "features", "crosses")}, crosses)
 
     def to_json(self) -> str:
         """The model file's content."""
         return json.dumps({"features": list(FEATURES),
+                           "crosses": [list(pair) for pair in self.crosses],
                            "weights": [round(float(w), 6) for w in self.weights],
                            "threshold": self.threshold, **self.about}, indent=2) + "\n"
