@@ -175,6 +175,26 @@ def test_events_and_fused_memories_are_separate_kinds(name: str, tmp_path: Path)
     index.close()
 
 
+
+@pytest.mark.parametrize("name", list(TEXT_BACKENDS))
+def test_fused_documents_may_wait_for_the_batch_commit(name: str, tmp_path: Path) -> None:
+    """An ingested batch's fused-document changes are committed with its events: before
+    that, searches still see the previous documents."""
+    emb = FakeEmbedder()
+    index: TextIndex = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    first = rows(emb)
+    index.add(first[:2])
+    index.upsert_fused([(1, "dentist thursday", 1.0e9)])
+    index.remove_fused([1], commit=False)
+    index.upsert_fused([(2, "grandma dinner", 1.0e9)], commit=False)
+    assert index.fused_ids() == {1}, "nothing shows before the commit"
+    index.add(first[2:])
+    assert index.fused_ids() == {2} and index.event_count() == len(TEXTS)
+    index.upsert_fused([(3, "parcel delivered", 1.0e9)], commit=False)
+    index.add([])  # a batch whose events all failed still commits its fused changes
+    assert index.fused_ids() == {2, 3}
+    index.close()
+
 def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The exact fallback reads vectors a block at a time (bounded memory) and returns what

@@ -47,24 +47,26 @@ class FusionRuntime:
             self.agent.load_zone(db)
             self.graph = FusionGraph.load(store, db)
 
-    def apply(self, change: FusionChange, text: TextIndex | None) -> None:
+    def apply(self, change: FusionChange, text: TextIndex | None, *,
+              commit: bool = True) -> None:
         """Bring the zone, the graph and the text index's fused documents in line with a
         change whose transaction has committed (``text=None``: the caller rewrites the
-        documents afterwards, as a rebuild does once at its end)."""
+        documents afterwards, as a rebuild does once at its end; ``commit=False``: the
+        text index commits them with the batch's events)."""
         if change.zone is not None:
             self.agent.adopt_zone(change.zone)
         self.graph.remove_events(change.events_removed)  # memberships are read from SQLite
         self.graph.add_edges(change.edges)
         self.llm_calls += change.llm_calls
         if text is not None:
-            apply_documents(change, text)
+            apply_documents(change, text, commit=commit)
 
 
-def apply_documents(change: FusionChange, text: TextIndex) -> None:
+def apply_documents(change: FusionChange, text: TextIndex, *, commit: bool = True) -> None:
     """The text-index half of :meth:`FusionRuntime.apply` (all a memory without fusion
     needs when a forget changes fused memories made earlier)."""
-    text.remove_fused(sorted(change.removed))
-    text.upsert_fused(change.fused_docs)
+    text.remove_fused(sorted(change.removed), commit=commit)
+    text.upsert_fused(change.fused_docs, commit=commit)
 
 
 def mark_documents_stale(db: apsw.Connection) -> None:

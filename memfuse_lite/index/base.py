@@ -149,13 +149,16 @@ class TextIndex(DerivedIndex):
         in one ranking."""
 
     @abstractmethod
-    def upsert_fused(self, docs: Sequence[tuple[int, str, float]]) -> None:
+    def upsert_fused(self, docs: Sequence[tuple[int, str, float]], *,
+                     commit: bool = True) -> None:
         """Index fused memories as (id, household-visible text, start epoch); an empty
-        text removes the memory's document."""
+        text removes the memory's document. ``commit=False`` leaves the change to be
+        committed with the next :meth:`add` (an ingested batch: one commit, and a crash
+        before it leaves the index behind the store, so catch-up rewrites the documents)."""
 
     @abstractmethod
-    def remove_fused(self, ids: Sequence[int]) -> None:
-        """Drop fused-memory documents."""
+    def remove_fused(self, ids: Sequence[int], *, commit: bool = True) -> None:
+        """Drop fused-memory documents (``commit`` as in :meth:`upsert_fused`)."""
 
     @abstractmethod
     def fused_ids(self) -> set[int]:

@@ -67,6 +67,7 @@ class TantivyIndex(TextIndex):
         self.sidecar = Path(directory) / "sparse.json"
         self.schema = _schema()
         self._lock = threading.Lock()
+        self._pending = False  # writer changes left for the next add() to commit
         self.watermark = 0
         meta = read_sidecar(self.sidecar)
         reason = None
@@ -117,8 +118,12 @@ class TantivyIndex(TextIndex):
         return doc
 
     def add(self, rows: Sequence[EventRecord]) -> None:
-        """Add or replace event documents and commit."""
+        """Add or replace event documents and commit (with any fused-document changes
+        left uncommitted: an ingested batch's text-index changes land in one commit)."""
         if not rows:
+            if self._pending:
+                with self._lock:
+                    self._commit()
             return
         with self._lock:
             for r in rows:
@@ -131,14 +136,14 @@ class TantivyIndex(TextIndex):
                 doc.add_text("user", r.user)
                 doc.add_text("source", r.source)
                 self.writer.add_document(doc)
-            self.writer.commit()
-            self.index.reload()
             self.watermark = max(self.watermark, max(r.id for r in rows))
-            self._write_sidecar()
+            self._commit()
 
-    def upsert_fused(self, docs: Sequence[tuple[int, str, float]]) -> None:
+    def upsert_fused(self, docs: Sequence[tuple[int, str, float]], *,
+                     commit: bool = True) -> None:
         """Index fused memories as documents: the household-visible members' texts, so
-        a question can match an episode as a whole (an empty text removes the document)."""
+        a question can match an episode as a whole (an empty text removes the document).
+        ``commit=False`` leaves the change for the next :meth:`add` to commit."""
         if not docs:
             return
         with self._lock:
@@ -152,27 +157,33 @@ class TantivyIndex(TextIndex):
                 doc.add_float("when", float(when))
                 doc.add_float("ts", float(when))
                 self.writer.add_document(doc)
-            self.writer.commit()
-            self.index.reload()
-            self._write_sidecar()
+            self._commit(now=commit)
 
-    def remove_fused(self, ids: Sequence[int]) -> None:
-        """Drop fused-memory documents."""
-        self._remove(FUSED, ids)
+    def remove_fused(self, ids: Sequence[int], *, commit: bool = True) -> None:
+        """Drop fused-memory documents (``commit=False``: as in :meth:`upsert_fused`)."""
+        self._remove(FUSED, ids, commit=commit)
 
     def remove(self, ids: Sequence[int]) -> None:
         """Delete event documents."""
         self._remove(EVENT, ids)
 
-    def _remove(self, kind: DocKind, ids: Sequence[int]) -> None:
+    def _remove(self, kind: DocKind, ids: Sequence[int], commit: bool = True) -> None:
         if not ids:
             return
         with self._lock:
             for i in ids:
                 self.writer.delete_documents_by_term("key", _key(kind, int(i)))
-            self.writer.commit()
-            self.index.reload()
-            self._write_sidecar()
+            self._commit(now=commit)
+
+    def _commit(self, now: bool = True) -> None:
+        """Commit what the writer holds and show it to searches (``now=False``: later)."""
+        if not now:
+            self._pending = True
+            return
+        self.writer.commit()
+        self.index.reload()
+        self._pending = False
+        self._write_sidecar()
 
     def _write_sidecar(self) -> None:
         write_sidecar(self.sidecar, {"format": FORMAT, "watermark": self.watermark,

@@ -115,7 +115,8 @@ class BatchProcessor:
                 finish_inbox(db, done=[i.id for i in batch.items if i.id in alive], dead=dead)
             t3 = time.perf_counter()
             if change is not None and engine.fusion is not None:
-                engine.fusion.apply(change, engine.text)
+                # the text index commits the fused documents with the events' own
+                engine.fusion.apply(change, engine.text, commit=False)
             for index in engine.indexes:
                 index.add(committed)
         t4 = time.perf_counter()
