@@ -181,11 +181,14 @@ class FusionConfig:
     join_probability: float | None = None
     """With the learned scorer: join at this probability (default: the model's threshold)."""
     rare_neighbours: int = 15
+    neighbour_ef: int = 64
+    """HNSW search breadth for the ``neighbours`` nearest events (retrieval's is
+    ``IndexConfig.hnsw_ef_search``): candidates need only be near, the pair model ranks them."""
 
     def __post_init__(self) -> None:
         if self.time_neighbours < 0:
             raise ValueError("time_neighbours must be >= 0")
-        for name in ("zone_size", "neighbours", "window_days", "max_members"):
+        for name in ("zone_size", "neighbours", "window_days", "max_members", "neighbour_ef"):
             _positive(name, getattr(self, name))
         if not 0 <= self.ambiguous_threshold <= self.join_threshold <= 1.5:
             raise ValueError("need 0 <= ambiguous_threshold <= join_threshold")

@@ -36,7 +36,8 @@ from .terms import document_frequencies, rare_matches, store_terms, terms_of, te
 
 log = logging.getLogger("memfuse_lite.fusion")
 
-Neighbours = Callable[[np.ndarray, int, int], list[tuple[int, float]]]
+Neighbours = Callable[[np.ndarray, int, int, int], list[tuple[int, float]]]
+"""(vector, k, ids below, HNSW search breadth) → nearest (id, cosine): ``search_all``."""
 Arbiter = Callable[[EventView, Sequence[EventView]], bool]
 
 
@@ -322,7 +323,8 @@ class FusionAgent:
     def _candidates(self, db: apsw.Connection, e: EventView, zone: deque[EventView],
                     batch: list[EventView], df: dict[str, int]) -> list[EventView]:
         seen = {c.id: c for c in (*zone, *batch) if c.id != e.id}
-        near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours, e.id)
+        near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours, e.id,
+                                              self.cfg.neighbour_ef)
                 if i not in seen and i != e.id]
         # Apps often sync in bulk, one app at a time: the zone then holds one source only
         # and the nearest texts share its format. Events recorded around the same time

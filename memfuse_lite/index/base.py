@@ -107,10 +107,11 @@ class DenseIndex(DerivedIndex):
         """The k nearest events the viewer may see within ``where``, as (id, cosine)."""
 
     @abstractmethod
-    def search_all(self, query: np.ndarray, k: int, below: int | None = None
-                   ) -> list[tuple[int, float]]:
+    def search_all(self, query: np.ndarray, k: int, below: int | None = None,
+                   ef: int | None = None) -> list[tuple[int, float]]:
         """The k nearest events regardless of audience, ids below ``below`` only (fusion's
-        candidates; visibility is applied when fused memories are read)."""
+        candidates; visibility is applied when fused memories are read); ``ef``: the
+        search breadth of an approximate index (default: the configured one)."""
 
     @abstractmethod
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:

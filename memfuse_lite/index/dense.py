@@ -382,8 +382,8 @@ class HnswIndex(DenseIndex):
                 return {}
             return dict(self._exact(query, np.asarray(known), len(known)))
 
-    def search_all(self, query: np.ndarray, k: int, below: int | None = None
-                   ) -> list[tuple[int, float]]:
+    def search_all(self, query: np.ndarray, k: int, below: int | None = None,
+                   ef: int | None = None) -> list[tuple[int, float]]:
         """The k nearest live events regardless of audience (fusion is household-internal;
         visibility is applied when fused memories are read); ``below`` keeps only ids
         smaller than it (rebuilding fusion sees only what came before, as online)."""
@@ -391,7 +391,7 @@ class HnswIndex(DenseIndex):
             k = min(k, len(self), below - 1 if below is not None else len(self))
             if k <= 0:
                 return []
-            self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
+            self.index.set_ef(max(self.cfg.hnsw_ef_search if ef is None else ef, k))
             # Online, every indexed event is older than the new one: no filter callback
             # (a Python call per visited node) on the ingest path; rebuilds need it.
             filt = (lambda label: label < below) if below is not None and \
