@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
@@ -59,7 +61,43 @@ ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "fused-no-semantic-hops": ({"semantic_hops": 0}, {}),
     "fused-paper-layout": (PAPER_LAYOUT, {}),
     "fused-fusion-off": ({}, {"enabled": False}),  # every event its own memory
+    # a retrieved memory's members scaled by their cosine with the question, like what
+    # semantic and causal edges reach (the default before members entered as they are)
+    "fused-members-by-relevance": ({"member_relevance": True}, {}),
 }
+
+LABELLED = "fused-over-labelled-events"
+"""The ``fused`` pipeline over a copy of the memory whose fused memories are the dataset's
+labelled life events (at most ``max_members`` each, a longer one continued): what retrieval
+would find if fusion recovered the episodes exactly (LifeBench, ``--ablations``)."""
+
+
+def labelled_memories(path: Path, lang: str, into: Path) -> MemFuse:
+    """Open a copy of the memory at ``path`` with its cluster layer replaced by the
+    labelled events of LifeBench ``lang`` (edges kept; fused documents rewritten at open)."""
+    from memfuse_lite.fusion.runtime import mark_documents_stale
+    from memfuse_lite.store import fused as fused_sql
+
+    from .fusion_eval import gold_labels, records
+
+    shutil.copytree(path, into)
+    gold = gold_labels(lang)
+    mem = MemFuse(into)
+    cap = mem.config.fusion.max_members
+    episodes: dict[str, list[int]] = defaultdict(list)
+    for eid, record in sorted(records(mem).items()):
+        episodes[gold.get(record, record)].append(eid)
+    with mem.engine.store.atomic() as db:
+        db.execute("DELETE FROM fused_members; DELETE FROM fused_memories;")
+        mark_documents_stale(db)
+        for members in sorted(episodes.values()):
+            previous = None
+            for start in range(0, len(members), cap):
+                previous = fused_sql.new_fused(db, continues=previous)
+                for eid in members[start : start + cap]:
+                    fused_sql.add_member(db, previous, eid)
+    mem.close()
+    return MemFuse(into)
 
 
 def build(path: Path, observations: Iterable[dict[str, Any]],
@@ -142,7 +180,9 @@ def main(argv: list[str] | None = None) -> None:
                     choices=("generated", "lifebench-en", "lifebench-zh", "locomo"))
     ap.add_argument("--pipelines", nargs="+", default=list(PIPELINES))
     ap.add_argument("--ablations", action="store_true",
-                    help="also run fused without planner, expansion or semantic hops, and with the paper layout")
+                    help="also run fused without planner, expansion or semantic hops, with the "
+                         "paper layout, with fusion off, with members scaled by relevance and "
+                         "(LifeBench) over the labelled life events as memories")
     ap.add_argument("--refuse", action="store_true",
                     help="re-run fusion over the stored events first (after fusion changes)")
     ap.add_argument("--fusion", choices=("rules", "learned"), default=DEFAULT_SCORER,
@@ -181,6 +221,11 @@ def main(argv: list[str] | None = None) -> None:
                     base, retrieval=replace(base.retrieval, **retrieval),
                     fusion=replace(base.fusion, **fusion)))
                 score(mem, questions(), ["fused"], acc, label=label)
+                mem.close()
+        if args.ablations and args.dataset.startswith("lifebench"):
+            with tempfile.TemporaryDirectory() as tmp:
+                mem = labelled_memories(path, args.dataset.split("-")[1], Path(tmp) / "m")
+                score(mem, questions(), ["fused"], acc, label=LABELLED)
                 mem.close()
         if args.fusion != DEFAULT_SCORER or args.pair_model:
             # leave the shared memory as the other benchmarks expect

@@ -97,7 +97,10 @@ class RetrievalConfig:
     ``PAPER_LAYOUT`` restores the paper's. ``expansion_relevance`` scales what expansion reaches by its cosine with the question
     (rescaled from ``relevance_band`` to 0..1); ``summaries_extra`` puts the fused
     summaries on top of the k events instead of in k's places; ``fused_doc_seeds``
-    ranks fused-memory documents (BM25 over an episode's text) among the seeds."""
+    ranks fused-memory documents (BM25 over an episode's text) among the seeds;
+    ``member_relevance`` scales a retrieved memory's members by their closeness to the
+    question too (off: they enter at the seed's decayed score, as the paper's retrieval
+    hands over a memory's members)."""
 
     rrf_k: int = 60
     seed_k: int = 30
@@ -120,6 +123,7 @@ class RetrievalConfig:
     relevance_band: tuple[float, float] = (0.75, 0.90)
     summaries_extra: bool = True
     fused_doc_seeds: bool = False
+    member_relevance: bool = False
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)

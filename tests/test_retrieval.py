@@ -186,3 +186,16 @@ def test_llm_answer_cites_only_evidence_and_counts_tokens(tmp_path: Path, embedd
     assert answer.text
     memory.close()
 
+
+
+def test_a_retrieved_memory_hands_over_its_members_whatever_their_wording(
+        mem: MemFuse) -> None:
+    """The call log shares no word with the question: it enters as a member of its
+    retrieved memory at that memory's best seed score times the hop decay, not scaled
+    down by its cosine with the question."""
+    result = mem.search("When is my dentist appointment now?", viewer="ana",
+                        pipeline="fused", k=20)
+    call = next(h for h in result.hits if h.provenance[0].external_id == "den-call")
+    seeds = [h.score for h in result.hits if h.via == "seed" and h.fused_id == call.fused_id]
+    assert call.via == "member_of" and seeds
+    assert call.score == pytest.approx(max(seeds) * mem.config.retrieval.hop_decay)

@@ -3,8 +3,9 @@
 Causal edges are followed up to ``causal_hops`` in both directions, semantic edges one
 hop (similarity >= ``semantic_min_cos``), fused-memory membership (siblings) and the
 report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
-score by ``hop_decay``. Nothing the viewer may not see is entered, so expansion never
-crosses into another user's private records.
+score by ``hop_decay``; ``relevance`` then scales what semantic and causal edges reach
+(and memory members, with ``member_relevance``). Nothing the viewer may not see is
+entered, so expansion never crosses into another user's private records.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def expand(
             if hop == 1:
                 fid = graph.fused_of(eid)
                 if fid is not None:
-                    for sibling in graph.members(fid):
-                        if sibling != eid and reached.get(sibling, (0.0, ""))[0] < decayed:
+                    for sibling in graph.members(fid):  # at a tie membership wins: it is
+                        # not scaled by relevance below (unless member_relevance)
+                        if sibling != eid and reached.get(sibling, (0.0, ""))[0] <= decayed:
                             reached[sibling] = (decayed, "member_of")
         new = [i for i in reached if i not in found or found[i][0] < reached[i][0]]
         if not new:
@@ -58,8 +60,11 @@ def expand(
         allowed = visible(new)
         if relevance is not None:
             factor = relevance(new)
-            reached = {i: (s * factor.get(i, 0.0), how) if i in factor else (s, how)
-                       for i, (s, how) in reached.items()}
+            # a memory's members enter as they are unless configured otherwise: a call
+            # log or a photo shares no word with the question, its memory is why it counts
+            reached = {i: (s * factor.get(i, 0.0), how)
+                       if i in factor and (how != "member_of" or cfg.member_relevance)
+                       else (s, how) for i, (s, how) in reached.items()}
             new = [i for i in new if i not in found or found[i][0] < reached[i][0]]
         if in_range is not None:
             semantic = [i for i in new if reached[i][1] == "semantic"]
