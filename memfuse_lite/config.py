@@ -61,7 +61,11 @@ class IndexConfig:
     deleted vectors (after ``forget``) at which it is rebuilt without them."""
 
     hnsw_m: int = 16
-    hnsw_ef_construction: int = 200
+    hnsw_ef_construction: int = 400
+    """Beam width while inserting: on one 100k memory's vectors rebuilt in id order, 200
+    gave recall@20 0.9762 / 0.9950 at ef_search 256 / 384, 400 gave 0.9915 / 1.0000
+    (0.38 vs 0.18 ms an insert, on the commit thread, which waits for the embedder anyway);
+    builds in another insertion order had fallen to 0.974 at 200."""
     hnsw_ef_search: int = 384
     """Beam width of a search: recall@20 against exact search at 100k e5 vectors was
     0.984–0.999 at 384 over four builds, 0.970–0.996 at 256 (0.3 vs 0.2 ms a query)."""
