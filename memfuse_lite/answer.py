@@ -131,16 +131,27 @@ def _stated(text: str) -> frozenset[str]:
 
 
 def _used(answer: str, cited: Sequence[Hit]) -> tuple[int, ...]:
-    """The cited records the answer actually rests on: taken in answer order (``cited``
-    follows :func:`for_answer`), a record counts when it states something of the answer
-    that no record before it did."""
-    wanted, used = _stated(answer), []
-    for h in cited:
-        held = wanted & _stated(_with_time(h))
-        if held:
-            used.append(h.event_id)
-            wanted = wanted - held
-    return tuple(used)
+    """The record the answer rests on: the first cited one, in answer order (``cited``
+    follows :func:`for_answer`), that states something the answer says. A small model
+    cites records beside the one it answers from (measured with ``bench ask``: a second
+    citation was gold evidence less often than the first), so one is kept."""
+    wanted = _stated(answer)
+    return next(((h.event_id,) for h in cited if wanted & _stated(_with_time(h))), ())
+
+
+_LETTER = re.compile(r"^\s*([A-Za-z])\s*(?:[.):、．]\s*(.*))?$", re.S)
+
+
+def _claim(text: str, choices: Mapping[str, str] | None) -> tuple[str, str]:
+    """(the answer to show, what it asserts): an answer that is only an option letter
+    ("B", "B. …") asserts that option's text, and is shown with it."""
+    found = _LETTER.match(text) if choices else None
+    if found is None or choices is None or found.group(1).upper() not in choices:
+        return text, text
+    letter = found.group(1).upper()
+    rest = (found.group(2) or "").strip()
+    option = choices[letter]
+    return f"{letter}. {option}", f"{option} {rest}".strip()
 
 
 def matches(question: str, hit: Hit) -> bool:
@@ -195,12 +206,12 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             cited = tuple(sorted({int(c) for c in value.get("citations", [])
                                   if isinstance(c, int) and c in by_id
                                   and matches(question, by_id[int(c)])}, key=rank.__getitem__))
-            text = str(value.get("answer") or "").strip()
+            text, claim = _claim(str(value.get("answer") or "").strip(), choices)
             choice = value.get("choice") if choices and value.get("choice") in choices else None
             # The model's own "known" flag is not trusted (small models set it at random):
             # its answer stands only when the records it cites state what it says.
-            if text and cited and supported(text, question, [by_id[i] for i in cited]):
-                used = _used(text, [by_id[i] for i in cited])
+            if text and cited and supported(claim, question, [by_id[i] for i in cited]):
+                used = _used(claim, [by_id[i] for i in cited])
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in used or cited]):
                     # a letter whose option the cited records do not state is a guess

@@ -304,6 +304,35 @@ def test_an_llm_letter_stands_only_when_its_cited_records_state_the_option(
     assert guessed.mode == "llm" and guessed.choice == "C", "the extractive letter instead"
 
 
+
+def test_an_answer_that_is_only_a_letter_asserts_its_option(
+        config: MemFuseConfig, embedder, tmp_path) -> None:
+    """A small model often answers "B": that claims option B, which the cited record must
+    state like any answer (a bare letter shares a character with almost any record)."""
+    def ask(letter: str) -> Any:
+        llm = ScriptedLLM(lambda op, prompt: {
+            "answer": letter, "known": True,
+            "citations": [int(prompt.split("Records:\n[")[1].split("]")[0])],
+            "choice": letter} if op == "answer" else {})
+        cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
+                            ingest=config.ingest)
+        mem = MemFuse(tmp_path / letter, config=cfg, embedder=embedder,
+                      llms={"scripted": llm})
+        try:
+            ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place, "
+                                              "table booked by Bella")])
+            return asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                       choices={"A": "At the dumpling house", "B": "At home",
+                                                "C": "At the hotpot place"}))
+        finally:
+            mem.close()
+
+    stated = ask("C")
+    assert stated.mode == "llm" and stated.text == "C. At the hotpot place"
+    assert stated.choice == "C"
+    unstated = ask("B")  # "b" is in "booked by Bella", "at home" is not in the record
+    assert unstated.mode == "fallback" and unstated.choice == "C"
+
 def test_evidence_lines_are_cut_by_width_wide_characters_counting_twice() -> None:
     assert clip("dentist   moved\nto Thursday") == "dentist moved to Thursday"
     assert len(clip("a" * 500)) == 140
