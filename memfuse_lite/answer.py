@@ -142,16 +142,15 @@ def _used(answer: str, cited: Sequence[Hit]) -> tuple[int, ...]:
 _LETTER = re.compile(r"^\s*([A-Za-z])\s*(?:[.):、．]\s*(.*))?$", re.S)
 
 
-def _claim(text: str, choices: Mapping[str, str] | None) -> tuple[str, str]:
-    """(the answer to show, what it asserts): an answer that is only an option letter
-    ("B", "B. …") asserts that option's text, and is shown with it."""
+def _claim(text: str, choices: Mapping[str, str] | None) -> str:
+    """What an answer asserts: with options, a leading option letter ("B", "B. …") is
+    dropped, so an answer that is only a letter asserts nothing and falls back (a bare
+    letter would otherwise pass the support check on any record holding that character,
+    and an option's words alone are what the letter check already weighs)."""
     found = _LETTER.match(text) if choices else None
     if found is None or choices is None or found.group(1).upper() not in choices:
-        return text, text
-    letter = found.group(1).upper()
-    rest = (found.group(2) or "").strip()
-    option = choices[letter]
-    return f"{letter}. {option}", f"{option} {rest}".strip()
+        return text
+    return (found.group(2) or "").strip()
 
 
 def matches(question: str, hit: Hit) -> bool:
@@ -206,11 +205,12 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             cited = tuple(sorted({int(c) for c in value.get("citations", [])
                                   if isinstance(c, int) and c in by_id
                                   and matches(question, by_id[int(c)])}, key=rank.__getitem__))
-            text, claim = _claim(str(value.get("answer") or "").strip(), choices)
+            text = str(value.get("answer") or "").strip()
+            claim = _claim(text, choices)
             choice = value.get("choice") if choices and value.get("choice") in choices else None
             # The model's own "known" flag is not trusted (small models set it at random):
             # its answer stands only when the records it cites state what it says.
-            if text and cited and supported(claim, question, [by_id[i] for i in cited]):
+            if claim and cited and supported(claim, question, [by_id[i] for i in cited]):
                 used = _used(claim, [by_id[i] for i in cited])
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in used or cited]):
