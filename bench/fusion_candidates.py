@@ -30,7 +30,7 @@ def analyse(name: str) -> dict[str, Any]:
     data = dataset(name, OUT)
     pairs = collect(data)
     model = PairModel.load()
-    prob = 1.0 / (1.0 + np.exp(-np.clip(model.design(pairs.X) @ model.weights, -30, 30)))
+    prob = model.probabilities(pairs.X)
     label = {e: data.gold.get(pairs.rec[e]) for e in pairs.ids}
     seen: Counter[str] = Counter()
     has_mate = set()

@@ -38,7 +38,7 @@ import numpy as np
 from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.fusion.agent import FusionAgent
 from memfuse_lite.fusion.model import EventView, load_views
-from memfuse_lite.fusion.pairs import FEATURES, PairModel
+from memfuse_lite.fusion.pairs import FEATURES, PairModel, design
 
 from .adapters import lifebench_observations, lifebench_questions
 from .common import write_result
@@ -175,16 +175,10 @@ def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, iterations: int = 25) ->
 def fit_model(train: list[tuple[Labelled, Pairs]], crosses: tuple[tuple[str, str], ...],
               about: dict[str, Any]) -> PairModel:
     """Fit weights over the features and ``crosses`` and choose the join probability."""
-    shape = PairModel(np.zeros(len(FEATURES) + len(crosses)), 0.5, {}, crosses)
-    X = np.vstack([shape.design(p.X) for _, p in train])
+    X = np.vstack([design(p.X, crosses) for _, p in train])
     y = np.concatenate([p.y for _, p in train])
     model = PairModel(fit(X, y), 0.5, about, crosses)
     return replace(model, threshold=choose_threshold(train, model))
-
-
-def probabilities(model: PairModel, X: np.ndarray) -> np.ndarray:
-    """The model's probability of every row of ``X``."""
-    return 1.0 / (1.0 + np.exp(-np.clip(model.design(X) @ model.weights, -30, 30)))
 
 
 def auc(scores: np.ndarray, y: np.ndarray) -> float:
@@ -226,7 +220,7 @@ def choose_threshold(train: list[tuple[Labelled, Pairs]], model: PairModel,
     for t in sorted(grid):
         precision = np.mean([
             bcubed({pairs.rec[e]: f"g{g}" for e, g in
-                    greedy(pairs, probabilities(model, pairs.X), t).items()},
+                    greedy(pairs, model.probabilities(pairs.X), t).items()},
                    data.gold)["precision"] for data, pairs in train])
         if precision >= PRECISION_FLOOR:
             return float(t)
@@ -310,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
         for name, test in tests:
             keep = {test.rec[e] for e in test.ids}
             assign, speed = fuse(data[name], learned)
-            prob = probabilities(model, test.X)
+            prob = model.probabilities(test.X)
             row = {"train": train_label, "test": f"{name} {test_label}",
                    "threshold": threshold, "pair_auc": round(auc(prob, test.y), 4),
                    "no_fusion": score(data[name], {r: r for r in keep}, keep),
@@ -351,11 +345,10 @@ def select_crosses(data: dict[str, Labelled],
     def mean_auc(crosses: tuple[tuple[str, str], ...]) -> float:
         scores = []
         for _, train, _, tests in folds:
-            shape = PairModel(np.zeros(len(FEATURES) + len(crosses)), 0.5, {}, crosses)
-            w = fit(np.vstack([shape.design(t.X) for _, t in train]),
+            w = fit(np.vstack([design(t.X, crosses) for _, t in train]),
                     np.concatenate([t.y for _, t in train]), iterations=12)
-            model = replace(shape, weights=w)
-            scores += [auc(probabilities(model, t.X), t.y) for _, t in tests]
+            model = PairModel(w, 0.5, {}, crosses)
+            scores += [auc(model.probabilities(t.X), t.y) for _, t in tests]
         return float(np.mean(scores))
 
     print(f"no products: mean pair AUC {mean_auc(()):.4f}", flush=True)

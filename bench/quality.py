@@ -88,7 +88,7 @@ def labelled_memories(path: Path, lang: str, into: Path) -> MemFuse:
     for eid, record in sorted(records(mem).items()):
         episodes[gold.get(record, record)].append(eid)
     with mem.engine.store.atomic() as db:
-        db.execute("DELETE FROM fused_members; DELETE FROM fused_memories;")
+        fused_sql.clear(db, edges=False)
         mark_documents_stale(db)
         for members in sorted(episodes.values()):
             previous = None

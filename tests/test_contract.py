@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -279,24 +280,34 @@ def test_multiple_choice_is_constrained_to_the_letters(open_memory, config: MemF
         asyncio.run(mem.ask("Where?", viewer="ana", choices={"A": "only one"}))
 
 
+WHERE_WE_ATE = {"A": "At the dumpling house", "B": "At home", "C": "At the hotpot place"}
+
+
+def ask_where_we_ate(tmp_path: Path, config: MemFuseConfig, embedder, record: str,
+                     answer: str, letter: str) -> Any:
+    """Multiple choice over one dinner record, with a scripted LLM that answers ``answer``,
+    picks ``letter`` and cites the record."""
+    llm = ScriptedLLM(lambda op, prompt: {
+        "answer": answer, "known": True,
+        "citations": [int(prompt.split("Records:\n[")[1].split("]")[0])],
+        "choice": letter} if op == "answer" else {})
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted", ingest=config.ingest)
+    fresh = tmp_path / f"m{len(list(tmp_path.iterdir()))}"  # a new memory each call
+    mem = MemFuse(fresh, config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        ingest(mem, [("2025-02-15T10:00", record)])
+        return asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
+                                   choices=WHERE_WE_ATE))
+    finally:
+        mem.close()
+
+
 def test_an_llm_letter_stands_only_when_its_cited_records_state_the_option(
         config: MemFuseConfig, embedder, tmp_path) -> None:
     def ask(letter: str) -> Any:
-        llm = ScriptedLLM(lambda op, prompt: {
-            "answer": "We ate at the hotpot place with the Wangs", "known": True,
-            "citations": [int(prompt.split("Records:\n[")[1].split("]")[0])],
-            "choice": letter} if op == "answer" else {})
-        cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
-                            ingest=config.ingest)
-        mem = MemFuse(tmp_path / letter, config=cfg, embedder=embedder,
-                      llms={"scripted": llm})
-        try:
-            ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place")])
-            return asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
-                                       choices={"A": "At the dumpling house", "B": "At home",
-                                                "C": "At the hotpot place"}))
-        finally:
-            mem.close()
+        return ask_where_we_ate(tmp_path, config, embedder,
+                                "Dinner with the Wangs at the hotpot place",
+                                "We ate at the hotpot place with the Wangs", letter)
 
     right = ask("C")
     assert right.mode == "llm" and right.choice == "C"
@@ -304,35 +315,22 @@ def test_an_llm_letter_stands_only_when_its_cited_records_state_the_option(
     assert guessed.mode == "llm" and guessed.choice == "C", "the extractive letter instead"
 
 
-
 def test_an_answer_that_is_only_a_letter_asserts_nothing(
         config: MemFuseConfig, embedder, tmp_path) -> None:
     """A small model often answers "B": a bare letter shares a character with almost any
     record, so it is no claim and the extractive answer stands; a letter with the
     option's words is checked on those words."""
-    def ask(name: str, answer: str, letter: str) -> Any:
-        llm = ScriptedLLM(lambda op, prompt: {
-            "answer": answer, "known": True,
-            "citations": [int(prompt.split("Records:\n[")[1].split("]")[0])],
-            "choice": letter} if op == "answer" else {})
-        cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted",
-                            ingest=config.ingest)
-        mem = MemFuse(tmp_path / name, config=cfg, embedder=embedder,
-                      llms={"scripted": llm})
-        try:
-            ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place, "
-                                              "table booked by Bella")])
-            return asyncio.run(mem.ask("Where did we eat with the Wangs?", viewer="ana",
-                                       choices={"A": "At the dumpling house", "B": "At home",
-                                                "C": "At the hotpot place"}))
-        finally:
-            mem.close()
+    def ask(answer: str, letter: str) -> Any:
+        return ask_where_we_ate(tmp_path, config, embedder,
+                                "Dinner with the Wangs at the hotpot place, table booked by "
+                                "Bella", answer, letter)
 
-    stated = ask("stated", "C. At the hotpot place", "C")
+    stated = ask("C. At the hotpot place", "C")
     assert stated.mode == "llm" and stated.choice == "C"
-    for name, letter in (("right", "C"), ("wrong", "B")):  # "b" is in "booked by Bella"
-        bare = ask(name, letter, letter)
-        assert bare.mode == "fallback" and bare.choice == "C", name
+    for letter in ("C", "B"):  # "b" is in "booked by Bella"
+        bare = ask(letter, letter)
+        assert bare.mode == "fallback" and bare.choice == "C", letter
+
 
 def test_evidence_lines_are_cut_by_width_wide_characters_counting_twice() -> None:
     assert clip("dentist   moved\nto Thursday") == "dentist moved to Thursday"

@@ -284,7 +284,7 @@ class FusionAgent:
         if self.model is None or not learned:
             return rules
         features = self._features(db, e, candidates, terms, df, [r for r, _ in rules])
-        return [(p, cos) for p, (_, cos) in zip(self.model.probabilities(features), rules,
+        return [(p, cos) for p, (_, cos) in zip(self.model.probabilities(features).tolist(), rules,
                                                 strict=True)]
 
     def adopt_zone(self, zone: Sequence[EventView]) -> None:

@@ -91,6 +91,18 @@ def candidate_features(pairs: list[list[float]]) -> list[list[float]]:
     return np.hstack([rows[:, 1:], relative]).tolist()
 
 
+Cross = tuple[str, str]
+
+
+def design(rows: np.ndarray | list[list[float]], crosses: tuple[Cross, ...]) -> np.ndarray:
+    """Feature rows (in :data:`FEATURES` order) with the products ``crosses`` appended."""
+    rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+    if not crosses:
+        return rows
+    products = [rows[:, FEATURES.index(a)] * rows[:, FEATURES.index(b)] for a, b in crosses]
+    return np.hstack([rows, np.column_stack(products)])
+
+
 @dataclass(frozen=True)
 class PairModel:
     """Logistic weights over :data:`FEATURES` and products of pairs of them (``crosses``,
@@ -100,7 +112,7 @@ class PairModel:
     weights: np.ndarray
     threshold: float
     about: dict[str, object]
-    crosses: tuple[tuple[str, str], ...] = ()
+    crosses: tuple[Cross, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = {name for pair in self.crosses for name in pair} - set(FEATURES)
@@ -109,25 +121,16 @@ class PairModel:
         if len(self.weights) != len(FEATURES) + len(self.crosses):
             raise ValueError("pair model weights do not match its features and crosses")
 
-    def design(self, rows: np.ndarray) -> np.ndarray:
-        """Feature rows (in :data:`FEATURES` order) with the crossed products appended."""
-        rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
-        if not self.crosses:
-            return rows
-        products = [rows[:, FEATURES.index(a)] * rows[:, FEATURES.index(b)]
-                    for a, b in self.crosses]
-        return np.hstack([rows, np.column_stack(products)])
-
-    def probabilities(self, features: list[list[float]]) -> list[float]:
-        """P(same episode) of each feature vector."""
-        if not features:
-            return []
-        z = np.clip(self.design(np.asarray(features)) @ self.weights, -30.0, 30.0)
-        return (1.0 / (1.0 + np.exp(-z))).tolist()
+    def probabilities(self, rows: np.ndarray | list[list[float]]) -> np.ndarray:
+        """P(same episode) of each feature vector (rows in :data:`FEATURES` order)."""
+        if len(rows) == 0:
+            return np.zeros(0)
+        z = np.clip(design(rows, self.crosses) @ self.weights, -30.0, 30.0)
+        return 1.0 / (1.0 + np.exp(-z))
 
     def probability(self, features: list[float]) -> float:
         """P(same episode) of one feature vector."""
-        return self.probabilities([features])[0]
+        return float(self.probabilities([features])[0])
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> PairModel:

@@ -59,12 +59,12 @@ def expand(
             break
         allowed = visible(new)
         if relevance is not None:
-            factor = relevance(new)
             # a memory's members enter as they are unless configured otherwise: a call
             # log or a photo shares no word with the question, its memory is why it counts
-            reached = {i: (s * factor.get(i, 0.0), how)
-                       if i in factor and (how != "member_of" or cfg.member_relevance)
-                       else (s, how) for i, (s, how) in reached.items()}
+            scaled = [i for i in new if cfg.member_relevance or reached[i][1] != "member_of"]
+            factor = relevance(scaled) if scaled else {}
+            reached = {i: (s * factor[i], how) if i in factor else (s, how)
+                       for i, (s, how) in reached.items()}
             new = [i for i in new if i not in found or found[i][0] < reached[i][0]]
         if in_range is not None:
             semantic = [i for i in new if reached[i][1] == "semantic"]

@@ -115,9 +115,12 @@ def all_edges(db: apsw.Connection) -> Iterator[Edge]:
         yield Edge(kind, int(s), int(d), float(w), sys.intern(r))
 
 
-def clear(db: apsw.Connection) -> None:
-    """Delete the whole cluster layer (before fusion is run again over every event)."""
-    db.execute("DELETE FROM edges; DELETE FROM fused_members; DELETE FROM fused_memories;")
+def clear(db: apsw.Connection, *, edges: bool = True) -> None:
+    """Delete the whole cluster layer (before fusion is run again over every event);
+    ``edges=False`` keeps the graph's edges and drops only the fused memories."""
+    if edges:
+        db.execute("DELETE FROM edges")
+    db.execute("DELETE FROM fused_members; DELETE FROM fused_memories;")
 
 
 def detach_events(db: apsw.Connection, event_ids: Sequence[int]) -> tuple[set[int], int]:
