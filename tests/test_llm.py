@@ -51,6 +51,22 @@ def test_prompt_larger_than_the_context_is_an_llm_error(llm: LlamaCppLLM) -> Non
         llm.complete([{"role": "user", "content": "hi"}], max_tokens=0)
 
 
+def test_extra_buffers_can_be_turned_off_for_one_load(model_dir: Path) -> None:
+    """What a build with llama.cpp's AMX kernel gets by default: the model loads without
+    extra weight buffers, evaluates a multi-token prompt, and later loads are unaffected."""
+    from llama_cpp import llama_cpp as low
+
+    path = resolve_llm_file("smollm2-135m", model_dir)
+    plain = LlamaCppLLM(path, n_ctx=256, extra_buffers=False)
+    assert plain._llm.model_params.use_extra_bufts is False
+    text = plain.complete([{"role": "user", "content": "Name three colours of the sky."}],
+                          max_tokens=4)
+    assert text.usage.prompt_tokens > 5
+    plain.close()
+    assert low.llama_model_default_params().use_extra_bufts is True
+    assert LlamaCppLLM(path, n_ctx=256, extra_buffers=True)._llm.model_params.use_extra_bufts
+
+
 def test_garbage_gguf_is_a_model_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + b"\x00" * 64)

@@ -3,18 +3,59 @@
 One ``Llama`` per model, guarded by a lock (it is not thread-safe). Consecutive calls
 that share a prompt prefix (the same system prompt, say) reuse the evaluated KV cache:
 llama.cpp matches the longest common token prefix with what it last evaluated.
+
+A llama.cpp built for the machine it runs on (``GGML_NATIVE``, the default) includes an
+AMX kernel on Intel Xeons that have AMX, and that kernel crashes the process in its first
+multi-token evaluation on some of them (llama.cpp issue #20824; seen on a 2-core
+Xeon VM). The README's install command builds a portable (AVX2) llama.cpp instead; a
+build that has AMX anyway is loaded with llama.cpp's extra weight buffers (AMX and
+repacking) turned off, which avoids that kernel at some cost in speed.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from ..errors import LLMError, ModelError
 from .base import LLM, Completion, Message, Usage
+
+_LOAD_LOCK = threading.Lock()
+
+
+def amx_compiled() -> bool:
+    """True if the installed llama.cpp was built with its AMX kernel."""
+    import llama_cpp
+
+    return b"AMX_INT8 = 1" in llama_cpp.llama_print_system_info()
+
+
+@contextmanager
+def _without_extra_buffers() -> Iterator[None]:
+    """Models loaded inside get no extra weight buffer types (no AMX, no repacking).
+
+    ``Llama`` takes its model parameters from ``llama_model_default_params`` with no
+    argument for this field, so the defaults are wrapped for the duration of the load.
+    """
+    from llama_cpp import llama_cpp as low
+
+    defaults = low.llama_model_default_params
+
+    def params() -> Any:
+        out = defaults()
+        out.use_extra_bufts = False
+        return out
+
+    with _LOAD_LOCK:
+        low.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = defaults
 
 
 class LlamaCppLLM(LLM):
@@ -28,7 +69,10 @@ class LlamaCppLLM(LLM):
         threads: int = 1,
         seed: int = 0,
         model_id: str | None = None,
+        extra_buffers: bool | None = None,
     ) -> None:
+        """``extra_buffers``: let llama.cpp repack weights into its extra buffer types;
+        ``None`` (the default) allows it unless the build has the AMX kernel (above)."""
         super().__init__()
         from llama_cpp import Llama
 
@@ -36,15 +80,19 @@ class LlamaCppLLM(LLM):
         self.model_id = model_id or self.path.stem
         self.n_ctx = n_ctx
         self._lock = threading.Lock()
+        if extra_buffers is None:
+            extra_buffers = not amx_compiled()
+        self.extra_buffers = extra_buffers
         try:
-            self._llm = Llama(
-                model_path=str(self.path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=seed,
-                verbose=False,
-            )
+            with nullcontext() if extra_buffers else _without_extra_buffers():
+                self._llm = Llama(
+                    model_path=str(self.path),
+                    n_ctx=n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    seed=seed,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"cannot load GGUF {self.path}: {exc}") from exc
 
