@@ -64,6 +64,8 @@ ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # a retrieved memory's members scaled by their cosine with the question, like what
     # semantic and causal edges reach (the default before members entered as they are)
     "fused-members-by-relevance": ({"member_relevance": True}, {}),
+    # without the search among a named user's own records for the rest of the question
+    "fused-no-author-queries": ({"author_weight": 0.0}, {}),
 }
 
 LABELLED = "fused-over-labelled-events"

@@ -104,7 +104,10 @@ class RetrievalConfig:
     ranks fused-memory documents (BM25 over an episode's text) among the seeds;
     ``member_relevance`` scales a retrieved memory's members by their closeness to the
     question too (off: they enter at the seed's decayed score, as the paper's retrieval
-    hands over a memory's members)."""
+    hands over a memory's members). ``author_weight``: when the question names a user,
+    the rest of the question is also searched among that user's own records (dense and
+    BM25), those two rankings weighing this much each in the seeds' RRF (0: not searched;
+    people do not name themselves in what they write)."""
 
     rrf_k: int = 60
     seed_k: int = 30
@@ -118,6 +121,7 @@ class RetrievalConfig:
     hop_decay: float = 0.7
     max_fused_summaries: int = 3
     boost: float = 1.25
+    author_weight: float = 2.0
     agentic_min_rounds: int = 2
     agentic_max_rounds: int = 5
     use_planner: bool = True
@@ -133,6 +137,8 @@ class RetrievalConfig:
         _positive("rrf_k", self.rrf_k)
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
+        if not self.author_weight >= 0:
+            raise ValueError(f"author_weight must be >= 0, got {self.author_weight}")
         from .retrieve.registry import PIPELINES  # the registry imports this module
 
         if self.default_pipeline not in PIPELINES:

@@ -177,6 +177,19 @@ def test_events_and_fused_memories_are_separate_kinds(name: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("name", list(TEXT_BACKENDS))
+def test_english_word_forms_meet_and_chinese_words_pass_unchanged(name: str,
+                                                                  tmp_path: Path) -> None:
+    emb = FakeEmbedder()
+    index: TextIndex = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    index.add(rows(emb))
+    assert [i for i, _ in index.search_events("delays of flights", "ana", 1)] == [4]
+    assert [i for i, _ in index.search_events("delivering parcels", "ana", 1)] == [3]
+    assert [i for i, _ in index.search_events("预约", "ana", 1)] == [5]
+    assert index.search_events("deliverance", "ana", 5) == []
+    index.close()
+
+
+@pytest.mark.parametrize("name", list(TEXT_BACKENDS))
 def test_fused_documents_may_wait_for_the_batch_commit(name: str, tmp_path: Path) -> None:
     """An ingested batch's fused-document changes are committed with its events: before
     that, searches still see the previous documents."""

@@ -199,3 +199,40 @@ def test_a_retrieved_memory_hands_over_its_members_whatever_their_wording(
     seeds = [h.score for h in result.hits if h.via == "seed" and h.fused_id == call.fused_id]
     assert call.via == "member_of" and seeds
     assert call.score == pytest.approx(max(seeds) * mem.config.retrieval.hop_decay)
+
+
+def test_a_named_user_is_found_in_what_they_wrote_themselves(tmp_path: Path, embedder,
+                                                             model_dir: Path) -> None:
+    """People do not name themselves in their own notes: "which car is Ben thinking of
+    buying" must reach Ben's note comparing two models, among records that mention Ben
+    and the car by name."""
+    rows: list[Row] = [
+        (f"mention-{i}", "chat", "ana", "phone", f"2025-02-{1 + i:02d}T19:00",
+         f"Ben, {topic}", {}, "household")
+        for i, topic in enumerate(["can you take the car to pick up Mia at six?",
+                                   "the car needs petrol", "the car wash is closed today",
+                                   "park the car in the garage, it will snow",
+                                   "your parcel arrived", "the car keys are on the table",
+                                   "we are out of milk", "Mia's school play is on Friday",
+                                   "grandma wants to visit", "the rent is due on Monday"])]
+    rows.append(("ben-note", "note", "ben", "phone", "2025-02-12T22:00",
+                 "Comparing the Tesla Model 3 and the BYD Seal: range, price, test drive",
+                 {}, "household"))
+    found = {}
+    for on in (True, False):
+        mem = MemFuse(tmp_path / str(on), embedder=embedder, config=MemFuseConfig(
+            model_dir=model_dir, retrieval=RetrievalConfig(author_weight=2.0 if on else 0.0)))
+
+        async def run(memory: MemFuse = mem) -> None:
+            await memory.ingest_many(list(observations(rows)))
+            await memory.flush()
+
+        try:
+            asyncio.run(run())
+            hits = mem.search("Which car is Ben thinking of buying?", viewer="ana",
+                              pipeline="fused", k=3).hits
+            found[on] = keys(mem, hits)
+        finally:
+            mem.close()
+    assert "ben-note" in found[True]
+    assert "ben-note" not in found[False], "without the search among Ben's own records"

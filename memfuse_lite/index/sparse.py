@@ -30,9 +30,19 @@ from .base import (
     write_sidecar,
 )
 
-FORMAT = 5
+FORMAT = 6  # 6: English words stemmed
 HOUSEHOLD = "*"
 _PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
+
+
+_STEM = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(
+    tantivy.Filter.stemmer("english")).build()
+
+
+def index_terms(text: str) -> list[str]:
+    """The index terms of a text: its tokens, English words reduced to their stem
+    ("researching" and "research" meet; Chinese words and numbers pass unchanged)."""
+    return _STEM.analyze(" ".join(tokenize(text)))
 
 
 def _key(kind: DocKind, doc_id: int) -> str:
@@ -128,7 +138,7 @@ class TantivyIndex(TextIndex):
         with self._lock:
             for r in rows:
                 doc = self._document(EVENT, r.id)
-                doc.add_text("text", " ".join(tokenize(r.text)))
+                doc.add_text("text", " ".join(index_terms(r.text)))
                 for a in r.audience or (HOUSEHOLD,):
                     doc.add_text("aud", a)
                 doc.add_float("when", float(r.when_epoch))
@@ -152,7 +162,7 @@ class TantivyIndex(TextIndex):
                     self.writer.delete_documents_by_term("key", _key(FUSED, fid))
                     continue
                 doc = self._document(FUSED, fid)
-                doc.add_text("text", " ".join(tokenize(text)))
+                doc.add_text("text", " ".join(index_terms(text)))
                 doc.add_text("aud", HOUSEHOLD)
                 doc.add_float("when", float(when))
                 doc.add_float("ts", float(when))
@@ -218,7 +228,7 @@ class TantivyIndex(TextIndex):
     def search(self, text: str, viewer: str, k: int, where: IndexFilter | None = None,
                kinds: Sequence[DocKind] = (EVENT,)) -> list[TextHit]:
         """BM25 top-k documents of ``kinds`` the viewer may see within ``where``."""
-        tokens = list(dict.fromkeys(tokenize(text)))
+        tokens = list(dict.fromkeys(index_terms(text)))
         if not tokens or k <= 0 or not kinds:
             return []
         terms = tantivy.Query.boolean_query(

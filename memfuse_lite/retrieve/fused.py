@@ -3,7 +3,9 @@ grouped under fused memories, with superseded reports marked."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -43,6 +45,24 @@ def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilt
         return None
     return IndexFilter(start=start, end=end, observed_before=before,
                        users=frozenset(users) or None, sources=frozenset(sources) or None)
+
+
+def _authored(plan: Plan, where: IndexFilter | None) -> list[tuple[str, IndexFilter]]:
+    """For each user the question names: the question without the name, to be searched
+    among that user's own records. People do not name themselves in what they write, so
+    the name pulls a plain search towards records that address them ("Ben, can you ...")
+    and away from Ben's own "researching adoption agencies"."""
+    out = []
+    for c in plan.constraints:
+        if c.kind != "user" or not isinstance(c.value, str):
+            continue
+        rest = re.sub(rf"(?<!\w){re.escape(c.phrase)}(?:'s|’s|的)?(?!\w)", " ", plan.question,
+                      flags=re.IGNORECASE)
+        query = " ".join(rest.split())
+        if query:
+            base = where or IndexFilter()
+            out.append((query, replace(base, users=frozenset({c.value}))))
+    return out
 
 
 def _when(event: AtomicEvent) -> float:
@@ -89,9 +109,12 @@ class FusedRetriever:
         applied = plan.applied(cfg.constraint_min_confidence)
         where = _where(applied, now)
         queries = list(dict.fromkeys([*plan.rewrites, *extra_queries]))
-        vectors = self.engine.embedder.embed(queries, role="query")
+        authored = _authored(plan, where) if cfg.author_weight > 0 else []
+        vectors = self.engine.embedder.embed(queries + [q for q, _ in authored], role="query")
+        mine = [(q, v, w) for (q, w), v in zip(authored, vectors[len(queries):], strict=True)]
+        vectors = vectors[: len(queries)]
         with self.engine.lock:
-            seeds = self._seeds(queries, vectors, viewer, where)
+            seeds = self._seeds(queries, vectors, viewer, where, authored=mine)
             if not seeds and where is not None:  # the constraints found nothing: relax them
                 seeds = self._seeds(queries, vectors, viewer, _where((), now))
             if not seeds and where is not None:
@@ -129,10 +152,17 @@ class FusedRetriever:
         return self._context(plan, scored, events, superseded, graph, viewer, k)
 
     def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
-               where: IndexFilter | None) -> dict[int, float]:
+               where: IndexFilter | None,
+               authored: Sequence[tuple[str, np.ndarray, IndexFilter]] = ()) -> dict[int, float]:
         depth = self.cfg.seed_k
         lists: list[list[tuple[int, float]] | list[tuple[int, float, int]]] = []
         graph = self.engine.graph
+        weights: list[float] = []
+        for query, vec, mine in authored:
+            lists.append(self.engine.dense.search(vec, viewer, depth, where=mine))
+            lists.append([(h.id, h.score) for h in self.engine.text.search(
+                query, viewer, depth, where=mine, kinds=(EVENT,))])
+            weights += [self.cfg.author_weight] * 2
         for query, vec in zip(queries, vectors, strict=True):
             lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
             # one BM25 ranking of events and episodes, split by kind
@@ -142,7 +172,8 @@ class FusedRetriever:
             if self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds and graph is not None:
                 lists.append(self._members_of_fused_hits(
                     [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
-        return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True)[:depth])
+        weights += [1.0] * (len(lists) - len(weights))
+        return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])
 
     @staticmethod
     def _members_of_fused_hits(hits: list[tuple[int, float]], graph: FusionGraph,
