@@ -7,9 +7,9 @@ llama.cpp matches the longest common token prefix with what it last evaluated.
 A llama.cpp built for the machine it runs on (``GGML_NATIVE``, the default) includes an
 AMX kernel on Intel Xeons that have AMX, and that kernel crashes the process in its first
 multi-token evaluation on some of them (llama.cpp issue #20824; seen on a 2-core
-Xeon VM). The README's install command builds a portable (AVX2) llama.cpp instead; a
-build that has AMX anyway is loaded with llama.cpp's extra weight buffers (AMX and
-repacking) turned off, which avoids that kernel at some cost in speed.
+Xeon VM). A build that has that kernel is therefore loaded with llama.cpp's extra weight
+buffers (AMX and repacking) turned off, which avoids it; measured there, that is still
+faster than a portable AVX2 build (``CMAKE_ARGS="-DGGML_NATIVE=OFF"``) with repacking.
 """
 
 from __future__ import annotations
