@@ -15,12 +15,13 @@ from datetime import datetime
 
 import numpy as np
 
+from .config import ANSWER_EVIDENCE_TOKENS
 from .errors import LLMError
 from .fusion.terms import terms_of
 from .llm.base import LLM, Usage
 from .prompts import answer as prompt
 from .records import FusedMemory, Hit, Provenance
-from .retrieve.agentic import format_evidence
+from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line
 from .retrieve.planner import QUESTION_WORDS, keywords
 from .text.features import entities_of
 from .text.tokens import words
@@ -177,20 +178,40 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
     return not asked or bool(asked & there)
 
 
+def evidence_for(hits: Sequence[Hit], fused: Sequence[FusedMemory], llm: LLM,
+                 budget: int = ANSWER_EVIDENCE_TOKENS) -> str:
+    """The answer prompt's evidence: records in answer order (:func:`for_answer`), each a
+    line as :func:`~memfuse_lite.retrieve.agentic.evidence_line` writes it, while they fit
+    ``budget`` tokens of ``llm`` (the first always does); then fused summaries that
+    still fit, so a summary never takes a record's place."""
+    lines: list[str] = []
+    used = 0
+    candidates = [*(evidence_line(h) for h in hits[:EVIDENCE_ITEMS]),
+                  *(f"[fused {f.id}] {clip(f.summary)}" for f in fused[:2])]
+    for line in candidates:
+        cost = llm.count_tokens(line) + 1  # and its newline
+        if lines and used + cost > budget:
+            continue  # a shorter line further down may still fit
+        lines.append(line)
+        used += cost
+    return "\n".join(lines)
+
+
 def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...],
             now: datetime | None, llm: LLM | None,
-            choices: Mapping[str, str] | None = None, embed: Embed | None = None) -> Draft:
+            choices: Mapping[str, str] | None = None, embed: Embed | None = None,
+            evidence_tokens: int = ANSWER_EVIDENCE_TOKENS) -> Draft:
     """The answer to ``question`` from the final context: written by the LLM when one is
     given, else extractive. With ``choices`` (letter → option text) the answer also picks
     one letter: the LLM's (constrained to the letters) when its answer stands, else the
     option closest in meaning to one of the best records (``embed``; without it, the one
-    sharing the most content words with them)."""
+    sharing the most content words with them). The LLM reads the best records that fit
+    ``evidence_tokens`` (:func:`evidence_for`)."""
     if not hits:
         return Draft(DONT_KNOW, False, (), Usage(), None)
     hits = for_answer(question, hits)
     if llm is not None:
-        evidence = format_evidence(hits) + "".join(
-            f"\n[fused {f.id}] {f.summary[:140]}" for f in fused[:2])
+        evidence = evidence_for(hits, fused, llm, evidence_tokens)
         try:
             value, completion = llm.complete_json(
                 prompt.messages(question, now.isoformat(timespec="minutes") if now else "unknown",

@@ -214,6 +214,12 @@ class FusionConfig:
             raise ValueError("join_probability must be between 0 and 1")
 
 
+ANSWER_EVIDENCE_TOKENS = 360
+"""Default prompt tokens of evidence the answer LLM reads. A 2-core CPU evaluates some
+100-200 prompt tokens a second with a 0.5B model, so this, more than the model's answer,
+sets how long ``ask`` takes (``python3 -m bench ask``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class MemFuseConfig:
     """Everything a memory needs to know, with defaults that work offline.
@@ -243,9 +249,13 @@ class MemFuseConfig:
     extract_llm: str | None = None
     """A GGUF name or path: lets the LLM refine each event's time, actors and place."""
     llm_ctx: int = 4096
+    answer_evidence_tokens: int = ANSWER_EVIDENCE_TOKENS
+    """Prompt tokens of evidence the answer LLM reads: the best records that fit (the
+    first always does). Prompt length sets most of ``ask``'s time on a CPU."""
 
     def __post_init__(self) -> None:
         _positive("threads", self.threads)
+        _positive("answer_evidence_tokens", self.answer_evidence_tokens)
         if self.durability not in ("normal", "full"):
             raise ValueError("durability must be 'normal' or 'full'")
         object.__setattr__(self, "model_dir", Path(self.model_dir).expanduser())

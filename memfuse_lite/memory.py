@@ -249,7 +249,8 @@ class MemFuse:
         before = llm.meter.total() if llm is not None else Usage()
         result = self.search(question, viewer=viewer, now=now, pipeline=pipeline, k=k)
         draft = compose(question, result.hits, result.fused, now, llm, choices,
-                        embed=self._engine.embedder.embed if choices else None)
+                        embed=self._engine.embedder.embed if choices else None,
+                        evidence_tokens=self.config.answer_evidence_tokens)
         by_id = {h.event_id: h for h in result.hits}
         usage = Usage()
         if llm is not None:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
-from memfuse_lite.answer import DONT_KNOW, for_answer, matches
+from memfuse_lite.answer import DONT_KNOW, evidence_for, for_answer, matches
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
-from memfuse_lite.records import Hit
+from memfuse_lite.records import FusedMemory, Hit
 from memfuse_lite.retrieve.agentic import clip
 from memfuse_lite.retrieve.llm_planner import merge_rewrites
 from memfuse_lite.retrieve.planner import plan_query
@@ -351,6 +351,24 @@ def test_records_are_ordered_for_the_answer_by_what_they_state() -> None:
     assert for_answer("?", hits) == hits, "no content words: retrieval order"
     assert matches("Which flight was delayed?", hits[1])
     assert not matches("Which flight was delayed?", hits[0])
+
+
+def test_the_answer_prompt_reads_the_best_records_that_fit_its_budget() -> None:
+    def hit(i: int, text: str) -> Hit:
+        return Hit(event_id=i, score=1.0, text=text, provenance=(), via="seed")
+
+    llm = ScriptedLLM({})
+    hits = [hit(1, "Dinner with the Wangs cancelled " * 4), hit(2, "Flight delayed " * 8),
+            hit(3, "Call from the airline")]
+    memory = FusedMemory(id=9, member_ids=(1, 2), start=None, end=None, participants=(),
+                         sources=(), users=(), summary="Trip to Beijing postponed")
+    everything = evidence_for(hits, [memory], llm, budget=1000).split("\n")
+    assert [line.split("]")[0] for line in everything] == ["[1", "[2", "[3", "[fused 9"]
+    cost = [llm.count_tokens(line) + 1 for line in everything]
+    # the long second record does not fit, the short third one and the summary do
+    tight = evidence_for(hits, [memory], llm, budget=cost[0] + cost[2] + cost[3])
+    assert tight.split("\n") == [everything[0], everything[2], everything[3]]
+    assert evidence_for(hits, [memory], llm, budget=1) == everything[0], "the best one always"
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:

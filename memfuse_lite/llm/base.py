@@ -82,6 +82,12 @@ class LLM(ABC):
     ) -> Completion:
         """Run one chat completion (constrained to ``schema`` when given)."""
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's vocabulary. Backends with a tokenizer count
+        exactly; this estimate allows one token per four bytes of UTF-8 (about four Latin
+        letters, or one Chinese character)."""
+        return -(-len(text.encode("utf-8")) // 4)
+
     def complete(
         self,
         messages: Sequence[Message],

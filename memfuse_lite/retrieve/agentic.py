@@ -46,16 +46,17 @@ def clip(text: str, width: int = EVIDENCE_CHARS) -> str:
     return flat
 
 
+def evidence_line(h: Hit) -> str:
+    """One numbered evidence line: id, time, source/user, and the clipped text."""
+    p = h.provenance[0] if h.provenance else None
+    head = f"[{h.event_id}] {p.ts[:16]} {p.source}/{p.user}" if p else f"[{h.event_id}]"
+    note = f" (superseded by {', '.join(map(str, h.superseded_by))})" if h.superseded_by else ""
+    return f"{head}{note}: {clip(h.text)}"
+
+
 def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
     """Numbered evidence lines, as the LLM prompts expect them."""
-    lines = []
-    for h in hits[:limit]:
-        p = h.provenance[0] if h.provenance else None
-        head = f"[{h.event_id}] {p.ts[:16]} {p.source}/{p.user}" if p else f"[{h.event_id}]"
-        note = f" (superseded by {', '.join(map(str, h.superseded_by))})" if h.superseded_by else ""
-        text = clip(h.text)
-        lines.append(f"{head}{note}: {text}")
-    return "\n".join(lines)
+    return "\n".join(evidence_line(h) for h in hits[:limit])
 
 
 def merge(first: Context, more: Context, k: int, cfg: RetrievalConfig) -> Context:
