@@ -1,7 +1,8 @@
-"""Grounded answers: the LLM reads the final context and cites event ids, and its answer
-stands only when the records it cites state what it says (:func:`supported`); otherwise,
-and without an LLM, a deterministic extractive answer quotes the best current record, or
-says "I don't know" when no record matches the question."""
+"""Grounded answers: the LLM reads the final context as numbered records and cites them by
+number, and its answer stands only when the records it cites state what it says
+(:func:`supported`); otherwise, and without an LLM, a deterministic extractive answer
+quotes the best current record, or says "I don't know" when no record matches the
+question."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -78,6 +79,11 @@ class Draft:
 SUPPORT_SHARE = 0.5
 """Share of an LLM answer's content words that must occur in the records it cites."""
 _NUMBER = re.compile(r"\d+")
+_ASKS_VALUE = re.compile(
+    r"\b(?:when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|how (?:many|"
+    r"much|long|often|old|far|late|early))\b|什么时候|何时|几点|几号|哪天|哪一天|哪年|几月|"
+    r"多少|几个|几次|多久|多长|多大", re.I)
+"""A question that asks for a time, a date or an amount (a bare number can answer it)."""
 FUNCTION_WORDS = frozenset("""a an the and or but of to in on at by for with from as is are was
 were be been it its this that these those there here i me my mine we us our you your he him
 his she her they them their what which who whom when where why how do does did will would
@@ -164,12 +170,19 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
     """Whether the records an answer cites state what it asserts: every number in it and
     at least ``SUPPORT_SHARE`` of its content words occur in them, and they share a
     content word with the question (so a right-sounding answer cannot rest on unrelated
-    records)."""
+    records). An answer of numbers alone stands only for a question asking when, how
+    many or how much, and only when one cited record's text states them all (a record's
+    own time is when it was written, not always when what it tells happens)."""
     evidence = " ".join(_with_time(h) for h in cited)
     said, there = _said(answer), _said(evidence)
     numbers = set(_NUMBER.findall(answer))
     if not said and not numbers:
         return False
+    if all(any(ch.isdigit() for ch in w) for w in said):  # a bare time, date or amount
+        if not _ASKS_VALUE.search(question):
+            return False  # it answers only "when" or "how many"
+        if not any(numbers <= set(_NUMBER.findall(h.text)) for h in cited):
+            return False  # a record's time alone: the extractive answer quotes it with it
     if not numbers <= set(_NUMBER.findall(evidence)):
         return False
     if said and len(said & there) < SUPPORT_SHARE * len(said):
@@ -178,23 +191,49 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
     return not asked or bool(asked & there)
 
 
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the answer LLM reads: numbered record lines (``records[n - 1]`` is record
+    ``[n]``), then fused summaries, which carry no number and cannot be cited."""
+
+    text: str
+    records: tuple[Hit, ...]
+
+    def cited(self, numbers: Iterable[object]) -> list[Hit]:
+        """The records behind the numbers a model cited (others are ignored)."""
+        return [self.records[n - 1] for n in numbers
+                if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(self.records)]
+
+
 def evidence_for(hits: Sequence[Hit], fused: Sequence[FusedMemory], llm: LLM,
-                 budget: int = ANSWER_EVIDENCE_TOKENS) -> str:
+                 budget: int = ANSWER_EVIDENCE_TOKENS) -> Evidence:
     """The answer prompt's evidence: records in answer order (:func:`for_answer`), each a
-    line as :func:`~memfuse_lite.retrieve.agentic.evidence_line` writes it, while they fit
-    ``budget`` tokens of ``llm`` (the first always does); then fused summaries that
-    still fit, so a summary never takes a record's place."""
-    lines: list[str] = []
-    used = 0
-    candidates = [*(evidence_line(h) for h in hits[:EVIDENCE_ITEMS]),
-                  *(f"[fused {f.id}] {clip(f.summary)}" for f in fused[:2])]
-    for line in candidates:
-        cost = llm.count_tokens(line) + 1  # and its newline
-        if lines and used + cost > budget:
-            continue  # a shorter line further down may still fit
-        lines.append(line)
-        used += cost
-    return "\n".join(lines)
+    line as :func:`~memfuse_lite.retrieve.agentic.evidence_line` writes it, numbered from
+    1 (a small model's tokenizer spends a token per digit of an event id, in the prompt
+    and again in each citation), while they fit ``budget`` tokens of ``llm`` (the first
+    always does); then fused summaries that still fit, so a summary never takes a
+    record's place."""
+    def fitting(lines: Sequence[str], used: int) -> list[int]:
+        chosen: list[int] = []
+        for i, line in enumerate(lines):
+            cost = llm.count_tokens(line) + 1  # and its newline
+            if (chosen or used) and used + cost > budget:
+                continue  # a shorter line further down may still fit
+            chosen.append(i)
+            used += cost
+        return chosen
+
+    def lines_of(records: Sequence[Hit]) -> list[str]:
+        number = {h.event_id: str(n) for n, h in enumerate(records, 1)}
+        return [evidence_line(h, number.get) for h in records]
+
+    candidates = tuple(hits[:EVIDENCE_ITEMS])
+    records = tuple(candidates[i] for i in fitting(lines_of(candidates), 0))
+    lines = lines_of(records)  # numbered again without the records left out
+    summaries = [f"Summary: {clip(f.summary)}" for f in fused[:2]]
+    used = sum(llm.count_tokens(line) + 1 for line in lines)
+    lines += [summaries[i] for i in fitting(summaries, used)]
+    return Evidence("\n".join(lines), records)
 
 
 def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...],
@@ -215,7 +254,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         try:
             value, completion = llm.complete_json(
                 prompt.messages(question, now.isoformat(timespec="minutes") if now else "unknown",
-                                evidence, choices),
+                                evidence.text, choices),
                 prompt.schema(choices), max_tokens=200, operation="answer")
         except LLMError as exc:
             log.warning("LLM answer failed, answering extractively: %s", exc)
@@ -223,9 +262,8 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             by_id = {h.event_id: h for h in hits}
             # a citation counts only for a record about the question
             rank = {h.event_id: r for r, h in enumerate(hits)}
-            cited = tuple(sorted({int(c) for c in value.get("citations", [])
-                                  if isinstance(c, int) and c in by_id
-                                  and matches(question, by_id[int(c)])}, key=rank.__getitem__))
+            cited = tuple(sorted({h.event_id for h in evidence.cited(value.get("citations", []))
+                                  if matches(question, h)}, key=rank.__getitem__))
             text = str(value.get("answer") or "").strip()
             claim = _claim(text, choices)
             choice = value.get("choice") if choices and value.get("choice") in choices else None

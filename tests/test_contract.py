@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
-from memfuse_lite.answer import DONT_KNOW, evidence_for, for_answer, matches
+from memfuse_lite.answer import DONT_KNOW, evidence_for, for_answer, matches, supported
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
-from memfuse_lite.records import FusedMemory, Hit
+from memfuse_lite.records import FusedMemory, Hit, Provenance
 from memfuse_lite.retrieve.agentic import clip
 from memfuse_lite.retrieve.llm_planner import merge_rewrites
 from memfuse_lite.retrieve.planner import plan_query
@@ -69,6 +69,12 @@ def test_now_bounds_every_pipeline(dentist_memory: MemFuse, pipeline: str) -> No
     assert all(datetime.fromisoformat(h.provenance[0].ts) <= now for h in asked_then.hits)
 
 
+def cite(prompt: str, *texts: str) -> list[int]:
+    """The numbers an answer prompt gives the records holding each of ``texts``."""
+    lines = prompt.split("Records:\n")[1].splitlines()
+    return [int(next(line for line in lines if t in line)[1:].split("]")[0]) for t in texts]
+
+
 def answering(value: dict[str, Any]) -> ScriptedLLM:
     return ScriptedLLM(lambda op, prompt: value if op == "answer" else
                        {"sufficient": True, "follow_up": ""})
@@ -83,10 +89,16 @@ def answering(value: dict[str, Any]) -> ScriptedLLM:
                               "known": True}, "fallback", "Dentist appointment"),
     ("When is the dentist?", {"answer": "On Wednesday", "citations": [], "known": True},
      "fallback", "Dentist appointment"),
-    ("When is the dentist?", {"answer": "On Wednesday", "citations": [987654],
+    ("When is the dentist?", {"answer": "On Wednesday", "citations": [2],
                               "known": True}, "fallback", "Dentist appointment"),
     ("When is the dentist?", {"answer": "", "citations": ["FIRST"], "known": True},
      "fallback", "Dentist appointment"),
+    # a bare time: "why" is never answered by one; "when" is, by one the text states,
+    # not by the record's own time (when it was written, not when the dentist is)
+    ("When is the dentist?", {"answer": "2025-03-01T09:00", "citations": ["FIRST"],
+                              "known": True}, "fallback", "Dentist appointment"),
+    ("Why is the dentist on Wednesday?", {"answer": "2025-03-01T09:00", "citations": ["FIRST"],
+                                          "known": True}, "fallback", "Dentist appointment"),
     # nothing in memory is about it: the documented refusal, even for a confident model
     ("What is my hamster called?", {"answer": "Your hamster is called Fluffy",
                                     "citations": ["FIRST"], "known": True}, "fallback",
@@ -99,7 +111,7 @@ def test_llm_answers_stand_only_on_the_records_they_cite(
     ingest(seed, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday")])
     first = seed.search("dentist", viewer="ana", pipeline="bm25").hits[0].event_id
     seed.close()
-    value = {**value, "citations": [first if c == "FIRST" else c for c in value["citations"]]}
+    value = {**value, "citations": [1 if c == "FIRST" else c for c in value["citations"]]}
     llm = answering(value)
     cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted")
     mem = MemFuse(tmp_path / "seed", config=cfg, embedder=embedder, llms={"scripted": llm})
@@ -124,8 +136,9 @@ def test_an_llm_answer_cites_only_the_records_it_rests_on(
            for h in seed.search("dentist", viewer="ana", pipeline="bm25").hits}
     seed.close()
     # the second record shares words with the answer, but none the first does not hold
-    llm = answering({"answer": "With Dr. Lin on Wednesday", "known": True,
-                     "citations": [ids["Dr."], ids["appointment"]]})
+    llm = ScriptedLLM(lambda op, prompt: {
+        "answer": "With Dr. Lin on Wednesday", "known": True,
+        "citations": cite(prompt, "parking", "appointment")} if op == "answer" else {})
     cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted")
     mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
     try:
@@ -353,22 +366,42 @@ def test_records_are_ordered_for_the_answer_by_what_they_state() -> None:
     assert not matches("Which flight was delayed?", hits[0])
 
 
+def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:
+    meeting = Hit(event_id=1, score=1.0, text="家长会 周五 15:00 实验小学", via="seed",
+                  provenance=(Provenance(1, "calendar", "c1", "ben", "laptop",
+                                         "2025-03-05T21:00:00"),))
+    assert supported("15:00", "家长会是什么时候？", [meeting])
+    assert supported("15:00", "When is the 家长会?", [meeting])
+    assert not supported("15:00", "Why is the 家长会 on Friday?", [meeting])
+    assert not supported("2025-03-05T21:00", "家长会是什么时候？", [meeting]), \
+        "the record's own time is when it was written"
+
+
 def test_the_answer_prompt_reads_the_best_records_that_fit_its_budget() -> None:
-    def hit(i: int, text: str) -> Hit:
-        return Hit(event_id=i, score=1.0, text=text, provenance=(), via="seed")
+    def hit(i: int, text: str, superseded_by: tuple[int, ...] = ()) -> Hit:
+        return Hit(event_id=i, score=1.0, text=text, provenance=(), via="seed",
+                   superseded_by=superseded_by)
 
     llm = ScriptedLLM({})
-    hits = [hit(1, "Dinner with the Wangs cancelled " * 4), hit(2, "Flight delayed " * 8),
-            hit(3, "Call from the airline")]
-    memory = FusedMemory(id=9, member_ids=(1, 2), start=None, end=None, participants=(),
+    hits = [hit(41, "Dinner with the Wangs on Friday", superseded_by=(43,)),
+            hit(42, "Flight delayed " * 8), hit(43, "Dinner with the Wangs cancelled")]
+    memory = FusedMemory(id=9, member_ids=(41, 42), start=None, end=None, participants=(),
                          sources=(), users=(), summary="Trip to Beijing postponed")
-    everything = evidence_for(hits, [memory], llm, budget=1000).split("\n")
-    assert [line.split("]")[0] for line in everything] == ["[1", "[2", "[3", "[fused 9"]
-    cost = [llm.count_tokens(line) + 1 for line in everything]
-    # the long second record does not fit, the short third one and the summary do
+    everything = evidence_for(hits, [memory], llm, budget=1000)
+    lines = everything.text.split("\n")
+    # numbered in answer order, not by event id; the summary cannot be cited
+    assert [line.split(":")[0] for line in lines] == [
+        "[1] (superseded by 3)", "[2]", "[3]", "Summary"]
+    assert [h.event_id for h in everything.cited([3, 1, 7, 0, True, "2"])] == [43, 41]
+    cost = [llm.count_tokens(line) + 1 for line in lines]
+    # the long second record does not fit, the short third one (now [2]) and the summary do
     tight = evidence_for(hits, [memory], llm, budget=cost[0] + cost[2] + cost[3])
-    assert tight.split("\n") == [everything[0], everything[2], everything[3]]
-    assert evidence_for(hits, [memory], llm, budget=1) == everything[0], "the best one always"
+    assert tight.text.split("\n") == ["[1] (superseded by 2): Dinner with the Wangs on Friday",
+                                       "[2]: Dinner with the Wangs cancelled", lines[3]]
+    assert [h.event_id for h in tight.records] == [41, 43]
+    alone = evidence_for(hits, [memory], llm, budget=1)
+    assert alone.text == "[1] (superseded): Dinner with the Wangs on Friday", \
+        "the best one always fits; what superseded it is not shown"
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..config import RetrievalConfig
@@ -46,11 +46,15 @@ def clip(text: str, width: int = EVIDENCE_CHARS) -> str:
     return flat
 
 
-def evidence_line(h: Hit) -> str:
-    """One numbered evidence line: id, time, source/user, and the clipped text."""
+def evidence_line(h: Hit, label: Callable[[int], str | None] = str) -> str:
+    """One evidence line: label (the event id unless ``label`` maps event ids otherwise),
+    time, source/user, and the clipped text; a superseded record names the labelled
+    records that superseded it."""
     p = h.provenance[0] if h.provenance else None
-    head = f"[{h.event_id}] {p.ts[:16]} {p.source}/{p.user}" if p else f"[{h.event_id}]"
-    note = f" (superseded by {', '.join(map(str, h.superseded_by))})" if h.superseded_by else ""
+    head = f"[{label(h.event_id)}]" + (f" {p.ts[:16]} {p.source}/{p.user}" if p else "")
+    later = [x for x in map(label, h.superseded_by) if x is not None]
+    note = (f" (superseded by {', '.join(later)})" if later
+            else " (superseded)" if h.superseded_by else "")
     return f"{head}{note}: {clip(h.text)}"
 
 
