@@ -331,3 +331,30 @@ def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
         PairModel(weights, 0.5, {}, (("rare_share", "colour"),))
     with pytest.raises(ValueError, match="do not match"):
         PairModel(weights[:-1], 0.5, {}, (("rare_share", "same_source"),))
+
+
+def test_terms_of_an_older_format_are_made_again_at_open(tmp_path: Path, embedder,
+                                                          model_dir: Path) -> None:
+    from memfuse_lite.fusion.terms import TERMS_FORMAT
+
+    cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(scorer="learned"))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    ingest(mem, DENTIST)
+    read = "SELECT term, event_id FROM event_terms ORDER BY term, event_id"
+    with mem.engine.store.reading() as db:
+        made = db.execute(read).fetchall()
+    assert ("appoint", event_id(mem, "den-chat")) in made, "English words are kept stemmed"
+    with mem.engine.store.atomic() as db:  # as an older version left them: unstemmed
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'event_terms_format'")
+        db.execute("DELETE FROM event_terms")
+        db.execute("INSERT INTO event_terms (term, event_id) VALUES ('appointments', ?)",
+                   (event_id(mem, "den-chat"),))
+    mem.close()
+    again = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    try:
+        with again.engine.store.reading() as db:
+            assert db.execute(read).fetchall() == made
+            assert db.execute("SELECT value FROM meta WHERE key = 'event_terms_format'"
+                              ).fetchone()[0] == TERMS_FORMAT
+    finally:
+        again.close()

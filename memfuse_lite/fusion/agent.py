@@ -32,7 +32,7 @@ from ..text.features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views, times_of
 from .pairs import PairModel, candidate_features, pair_features, term_weights
 from .summary import refresh_summary
-from .terms import document_frequencies, rare_matches, store_terms, terms_of, terms_of_events
+from .terms import document_frequencies, event_terms, rare_matches, store_terms, terms_of_events
 
 log = logging.getLogger("memfuse_lite.fusion")
 
@@ -253,7 +253,7 @@ class FusionAgent:
         and how many earlier events hold each; nothing for the rule scorer."""
         if self.model is None:
             return frozenset(), {}
-        terms = terms_of(e.text)
+        terms = event_terms(e.text)
         store_terms(db, e.id, terms)
         return terms, document_frequencies(db, terms, e.id)
 

@@ -15,7 +15,7 @@ from ..store.sqlite import Store
 from .agent import Arbiter, FusionAgent, FusionChange
 from .graph import FusionGraph
 from .summary import refresh_summary
-from .terms import backfill as backfill_terms
+from .terms import refresh as refresh_terms
 
 FUSED_DOCS_DIRTY = "sparse_fused_dirty"
 """Meta flag: fused documents in the text index may be stale (set while a forget runs)."""
@@ -34,9 +34,9 @@ class FusionRuntime:
              arbiter: Arbiter | None = None) -> FusionRuntime:
         """The agent over ``dense``'s neighbours, its zone and the graph loaded from SQLite."""
         agent = FusionAgent(cfg, dense.search_all, arbiter)
-        if agent.model is not None:  # events fused before terms were kept have none
-            with store.atomic() as db:
-                backfill_terms(db)
+        if agent.model is not None:  # terms of another format, or none (fused before
+            with store.atomic() as db:  # terms were kept), are made again
+                refresh_terms(db)
         runtime = cls(agent, FusionGraph(store))
         runtime.reload(store)
         return runtime

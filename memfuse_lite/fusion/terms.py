@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from ..text.features import terms_of
+from ..text.tokens import stems
 
 log = logging.getLogger("memfuse_lite.fusion")
 
@@ -25,6 +26,18 @@ RARE_DF = 30
 """A term shared with at most this many earlier events can bring in a candidate."""
 POSTINGS = 100
 """Earlier events read per rare term (the latest first)."""
+
+
+TERMS_FORMAT = "2"
+"""Version of what :func:`event_terms` makes (2: English words stemmed); stored terms of
+another version are made again when a memory opens (:func:`refresh`)."""
+_FORMAT_KEY = "event_terms_format"
+
+
+def event_terms(text: str) -> frozenset[str]:
+    """The terms fusion compares: an event's content words (:func:`terms_of`), English
+    ones reduced to their stem, so "appointment" and "appointments" are one term."""
+    return frozenset(stems(sorted(terms_of(text))))
 
 
 def store_terms(db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:
@@ -89,7 +102,22 @@ def backfill(db: apsw.Connection, batch: int = 2000) -> int:
         if not rows:
             return done
         for eid, text in rows:
-            store_terms(db, eid, terms_of(text))
+            store_terms(db, eid, event_terms(text))
         done += len(rows)
         last = rows[-1][0]
         log.info("stored the terms of %d events", done)
+
+
+def refresh(db: apsw.Connection) -> int:
+    """Make the stored terms current (call inside a write transaction): terms of an
+    older :data:`TERMS_FORMAT` are dropped and every event's are made again, and events
+    that have none (fused before terms were kept) get theirs; returns how many events
+    were filled."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (_FORMAT_KEY,)).fetchone()
+    if row is None or str(row[0]) != TERMS_FORMAT:
+        if db.execute("SELECT 1 FROM event_terms LIMIT 1").fetchone() is not None:
+            log.info("event terms of an older format: making them again")
+            db.execute("DELETE FROM event_terms")
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                   (_FORMAT_KEY, TERMS_FORMAT))
+    return backfill(db)

@@ -17,7 +17,7 @@ from pathlib import Path
 import tantivy
 
 from ..event import EventRecord
-from ..text.tokens import tokenize
+from ..text.tokens import stems, tokenize
 from .base import (
     EVENT,
     FUSED,
@@ -35,14 +35,10 @@ HOUSEHOLD = "*"
 _PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
 
 
-_STEM = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(
-    tantivy.Filter.stemmer("english")).build()
-
-
 def index_terms(text: str) -> list[str]:
     """The index terms of a text: its tokens, English words reduced to their stem
     ("researching" and "research" meet; Chinese words and numbers pass unchanged)."""
-    return _STEM.analyze(" ".join(tokenize(text)))
+    return stems(tokenize(text))
 
 
 def _key(kind: DocKind, doc_id: int) -> str:

@@ -10,11 +10,16 @@ import logging
 import re
 import threading
 import unicodedata
+from collections.abc import Iterable
+
+import tantivy
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _lock = threading.Lock()
 _jieba = None
+_STEMMER = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(
+    tantivy.Filter.stemmer("english")).build()
 
 
 def _jieba_module():
@@ -50,3 +55,9 @@ def _cut(text: str, *, search: bool) -> list[str]:
     for piece in pieces:
         tokens.extend(_WORD.findall(piece))
     return tokens
+
+
+def stems(tokens: Iterable[str]) -> list[str]:
+    """Tokens with English words reduced to their Snowball stem ("researching" and
+    "research" meet); Chinese words and numbers pass unchanged."""
+    return _STEMMER.analyze(" ".join(tokens))
