@@ -1,4 +1,5 @@
-"""Model benchmark: embedder sentences/s (fp32 vs int8, 1 vs 2 threads) and LLM tokens/s.
+"""Model benchmark: embedder sentences/s (fp32 vs int8, 1 vs 2 threads) and LLM tokens/s
+(prompt, free generation, and generation under the answer step's JSON schema).
 
     python3 -m bench models [--sentences 256] [--llms smollm2-135m qwen2.5-coder-0.5b]
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from memfuse_lite.config import default_model_dir
 from memfuse_lite.prepare.registry import model_path, resolve_llm_file
+from memfuse_lite.prompts import answer as answer_prompt
 
 from .adapters import lifebench_observations
 from .common import current_rss_mb, peak_rss_mb, write_result
@@ -60,7 +62,7 @@ def llm_run(name: str, threads: int) -> dict[str, Any]:
     llm = LlamaCppLLM(resolve_llm_file(name, default_model_dir()), n_ctx=2048, threads=threads)
     msgs = [{"role": "user", "content": PROMPT}]
     llm.complete(msgs, max_tokens=4)  # warm-up
-    prompt_runs, gen_runs = [], []
+    prompt_runs, gen_runs, schema_runs = [], [], []
     for _ in range(3):
         llm._llm.reset()  # no prefix reuse: measure full prompt processing
         c1 = llm.complete(msgs, max_tokens=1)
@@ -68,10 +70,15 @@ def llm_run(name: str, threads: int) -> dict[str, Any]:
         llm._llm.reset()
         c2 = llm.complete(msgs, max_tokens=64, temperature=0.0)
         gen_runs.append((c2.usage.completion_tokens, c2.seconds - c1.seconds))
+        llm._llm.reset()  # the same, constrained by the answer step's JSON schema
+        c3 = llm.complete(msgs, max_tokens=64, temperature=0.0, schema=answer_prompt.SCHEMA)
+        schema_runs.append((c3.usage.completion_tokens, c3.seconds - c1.seconds))
     p_tok = sum(t for t, _ in prompt_runs)
     p_sec = sum(s for _, s in prompt_runs)
     g_tok = sum(t for t, _ in gen_runs)
     g_sec = sum(s for _, s in gen_runs)
+    j_tok = sum(t for t, _ in schema_runs)
+    j_sec = sum(s for _, s in schema_runs)
     llm._llm.reset()
     llm.complete(msgs, max_tokens=1)
     t0 = time.perf_counter()
@@ -80,6 +87,7 @@ def llm_run(name: str, threads: int) -> dict[str, Any]:
     return {"model": name, "threads": threads,
             "prompt_tokens_per_s": round(p_tok / p_sec, 1),
             "generation_tokens_per_s": round(g_tok / max(g_sec, 1e-6), 1),
+            "schema_generation_tokens_per_s": round(j_tok / max(j_sec, 1e-6), 1),
             "prompt_tokens": prompt_runs[0][0],
             "cold_prompt_s": round(prompt_runs[0][1], 3), "reused_prefix_s": round(reuse, 3),
             "rss_mb": round(peak_rss_mb() - base, 1)}
@@ -117,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, threads in itertools.product(args.llms, (1, 2)):
         r = in_subprocess("llm", name, str(threads))
         print(f"llm {name:<20} threads={threads}: prompt {r['prompt_tokens_per_s']} tok/s, "
-              f"generation {r['generation_tokens_per_s']} tok/s, RSS +{r['rss_mb']} MB, "
+              f"generation {r['generation_tokens_per_s']} tok/s (under the answer's JSON "
+              f"schema {r['schema_generation_tokens_per_s']}), RSS +{r['rss_mb']} MB, "
               f"cold prompt {r['cold_prompt_s']} s vs reused prefix {r['reused_prefix_s']} s")
         llms.append(r)
     write_result("models", {"command": "python3 -m bench models " + " ".join(argv or []),

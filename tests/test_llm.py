@@ -43,6 +43,30 @@ def test_extraction_returns_schema_valid_json_with_token_counts(llm: LlamaCppLLM
     assert llm.meter.total().total_tokens == sum(u.total_tokens for u in meter.values())
 
 
+@pytest.mark.parametrize("text", [
+    "Mom: the clinic moved my dentist to Thursday 4pm.",
+    "妈妈：牙医改到周四下午四点了，爸爸去接米娅。",
+    "ok",
+])
+def test_greedy_grammar_writes_what_the_full_grammar_pass_writes(
+        llm: LlamaCppLLM, model_dir: Path, text: str) -> None:
+    # asking the grammar about the chosen token only must not change a single token
+    full = LlamaCppLLM(resolve_llm_file("smollm2-135m", model_dir), n_ctx=1024,
+                       greedy_grammar=False)
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"],
+                                       "kind": {"enum": ["visit", "call", "other"]}},
+              "required": ["kind", *SCHEMA["required"]]}
+    messages = [{"role": "system", "content": "Extract the event from the message as JSON."},
+                {"role": "user", "content": text}]
+    try:
+        want = full.complete(messages, max_tokens=96, schema=schema)
+    finally:
+        full.close()
+    got = llm.complete(messages, max_tokens=96, schema=schema)
+    assert got.text == want.text
+    assert got.usage.completion_tokens == want.usage.completion_tokens
+
+
 def test_prompt_larger_than_the_context_is_an_llm_error(llm: LlamaCppLLM) -> None:
     huge = "word " * 5000
     with pytest.raises(LLMError):
