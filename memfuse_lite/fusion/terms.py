@@ -37,7 +37,7 @@ _FORMAT_KEY = "event_terms_format"
 def event_terms(text: str) -> frozenset[str]:
     """The terms fusion compares: an event's content words (:func:`terms_of`), English
     ones reduced to their stem, so "appointment" and "appointments" are one term."""
-    return frozenset(stems(sorted(terms_of(text))))
+    return frozenset(stems(terms_of(text)))
 
 
 def store_terms(db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:

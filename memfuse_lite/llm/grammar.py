@@ -39,7 +39,6 @@ class GreedyGrammar:
         if not self._sampler:
             raise ValueError("llama.cpp refused the grammar of this schema")
         self._one = (low.llama_token_data * 1)()
-        self.full_passes = 0  # tokens the grammar refused, so the whole vocabulary was asked
         self.failed = False  # nothing allowed: the grammar stops constraining (never happens
         # with a valid grammar; the caller's JSON parse then fails loudly)
 
@@ -49,7 +48,6 @@ class GreedyGrammar:
             return scores
         token = int(np.argmax(scores))
         if not self._allows(token, float(scores[token])):
-            self.full_passes += 1
             allowed = self._allowed_logits(scores)
             token = int(np.argmax(allowed))
             if not math.isfinite(float(allowed[token])):
