@@ -22,7 +22,7 @@ from .fusion.terms import terms_of
 from .llm.base import LLM, Usage
 from .prompts import answer as prompt
 from .records import FusedMemory, Hit, Provenance
-from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line
+from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from .retrieve.planner import QUESTION_WORDS, keywords
 from .text.features import entities_of
 from .text.tokens import words
@@ -264,7 +264,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             rank = {h.event_id: r for r, h in enumerate(hits)}
             cited = tuple(sorted({h.event_id for h in evidence.cited(value.get("citations", []))
                                   if matches(question, h)}, key=rank.__getitem__))
-            text = str(value.get("answer") or "").strip()
+            text = without_head(str(value.get("answer") or "").strip())
             claim = _claim(text, choices)
             choice = value.get("choice") if choices and value.get("choice") in choices else None
             # The model's own "known" flag is not trusted (small models set it at random):

@@ -15,7 +15,7 @@ from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
 from memfuse_lite.answer import DONT_KNOW, evidence_for, for_answer, matches, supported
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
 from memfuse_lite.records import FusedMemory, Hit, Provenance
-from memfuse_lite.retrieve.agentic import clip
+from memfuse_lite.retrieve.agentic import clip, without_head
 from memfuse_lite.retrieve.llm_planner import merge_rewrites
 from memfuse_lite.retrieve.planner import plan_query
 
@@ -147,6 +147,29 @@ def test_an_llm_answer_cites_only_the_records_it_rests_on(
         mem.close()
     assert answer.mode == "llm"
     assert [c.event_id for c in answer.citations] == [ids["appointment"]]
+
+
+def test_an_evidence_line_copied_into_the_answer_loses_its_header(
+        config: MemFuseConfig, embedder, tmp_path) -> None:
+    seed = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+    ingest(seed, [("2025-03-01T09:00", "Dentist appointment with Dr. Lin on Wednesday")])
+    seed.close()
+
+    def copy_first_line(op: str, prompt: str) -> dict[str, Any]:
+        line = prompt.split("Records:\n")[1].splitlines()[0]  # "[1] <time> chat/ana: <text>"
+        return {"answer": line, "known": True, "citations": [1]} if op == "answer" else {}
+
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted")
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder,
+                  llms={"scripted": ScriptedLLM(copy_first_line)})
+    try:
+        answer = asyncio.run(mem.ask("When is the dentist appointment?", viewer="ana"))
+    finally:
+        mem.close()
+    assert answer.mode == "llm"
+    assert answer.text == "Dentist appointment with Dr. Lin on Wednesday"
+    assert without_head("On 2025-03-01T09:00 chat/ana: it was booked") == \
+        "On 2025-03-01T09:00 chat/ana: it was booked", "only a leading header goes"
 
 
 def test_merge_rewrites_keeps_a_place_for_each_source() -> None:
