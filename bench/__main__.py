@@ -10,6 +10,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("bench.generate", "generate a household's observations and reviewed questions"),
     "engine": ("bench.engine", "ingest throughput, search latency, HNSW recall, RSS and disk"),
     "scale": ("bench.scale", "cost against size: one memory grown to 100k, 300k and 1M"),
+    "ann": ("bench.ann", "HNSW recall and latency on e5 vectors at 100k, 300k and 1M"),
     "memory": ("bench.memory_profile", "resident memory per component of an open memory"),
     "models": ("bench.models_speed", "embedder sentences/s and LLM tokens/s per thread count"),
     "quality": ("bench.quality", "retrieval recall per pipeline, baselines and ablations"),
