@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="LifeBench multiple-choice questions only (reports accuracy)")
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--llms", nargs="*", default=["smollm2-135m", "qwen2.5-coder-0.5b"])
+    ap.add_argument("--evidence-tokens", type=int, default=None,
+                    help="the answer prompt's evidence budget in the LLM's tokens (default: "
+                         "MemFuseConfig.answer_evidence_tokens)")
     args = ap.parse_args(argv)
     if args.dataset == "generated":
         path, name = OUT / "generated-s7", "generated"
@@ -58,12 +61,16 @@ def main(argv: list[str] | None = None) -> None:
         questions = [q for q in lifebench_questions(args.lang) if q["evidence"]
                      and (not args.mc or q["options"])][: args.questions]
         name += "-mc" if args.mc else ""
+    if args.evidence_tokens is not None:
+        name += f"-evidence-{args.evidence_tokens}"
     rows: list[dict[str, Any]] = []
     per_question: list[dict[str, Any]] = []
     baseline = mc_baselines(questions)
     for llm, pipeline in itertools.product([None, *args.llms], args.pipelines):
         base = MemFuse(path)
         config = replace(base.config, answer_llm=llm)
+        if args.evidence_tokens is not None:
+            config = replace(config, answer_evidence_tokens=args.evidence_tokens)
         base.close()
         mem = MemFuse(path, config=config)
         label = pipeline if llm or pipeline != "agentic" else LABELS["agentic"]
