@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +125,14 @@ def index_mb(index: hnswlib.Index) -> float:
         return round(path.stat().st_size / 1e6, 1)
 
 
-def run(sizes: list[int], n_queries: int, threads: int) -> dict[str, Any]:
-    """Embed (or load) the household's texts and grow one index through ``sizes``."""
+def run(sizes: list[int], n_queries: int, threads: int, m: int | None = None,
+        ef_construction: int | None = None) -> dict[str, Any]:
+    """Embed (or load) the household's texts and grow one index through ``sizes``
+    (``m`` and ``ef_construction`` replace the library's defaults, to compare settings)."""
     config = MemFuseConfig(threads=threads)
+    config = replace(config, index=replace(
+        config.index, hnsw_m=m or config.index.hnsw_m,
+        hnsw_ef_construction=ef_construction or config.index.hnsw_ef_construction))
     print(f"generating {max(sizes):,} observations", flush=True)
     texts, questions = texts_in_child(max(sizes), n_queries)
     distinct = list(dict.fromkeys(texts))
@@ -177,10 +183,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2,
                         help="threads for embedding and index building (queries use one)")
+    parser.add_argument("--m", type=int, default=None, help="HNSW M (default: the library's)")
+    parser.add_argument("--ef-construction", type=int, default=None,
+                        help="HNSW ef_construction (default: the library's)")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if not sizes or sizes[0] <= K:
         parser.error(f"--sizes must be counts above {K}")
     command = "python3 -m bench ann " + " ".join(argv if argv is not None else [])
-    result = run(sizes, args.queries, args.threads)
-    write_result("ann-e5", {"command": command, **result})
+    result = run(sizes, args.queries, args.threads, args.m, args.ef_construction)
+    suffix = "".join(f"-{k}{v}" for k, v in (("m", args.m), ("efc", args.ef_construction)) if v)
+    write_result(f"ann-e5{suffix}", {"command": command, **result})

@@ -229,7 +229,8 @@ def scale_section(r: dict[str, Any]) -> list[str]:
 def ann_section(r: dict[str, Any]) -> list[str]:
     steps = r["steps"]
     efs = [p["ef_search"] for p in steps[0]["curve"]]
-    lines = [f"### HNSW on e5 vectors, grown to {steps[-1]['size']:,} (generated household)", "",
+    lines = [f"### HNSW on e5 vectors, grown to {steps[-1]['size']:,} (generated household, M "
+             f"{r['m']})", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
              f"The dense index alone, built as the library builds it (hnswlib, cosine, M "
              f"{r['m']}, ef_construction {r['ef_construction']}, {r['threads']} threads), over "
@@ -496,8 +497,9 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("scale-"):
             lines += scale_section(r)
-    if "ann-e5" in results:
-        lines += ann_section(results["ann-e5"])
+    for name, r in results.items():
+        if name.startswith("ann-"):
+            lines += ann_section(r)
     for name, r in results.items():
         if name.startswith("fusion-lifebench"):
             lines += fusion_section(r)
