@@ -36,8 +36,8 @@ from memfuse_lite import MemFuseConfig
 from memfuse_lite.embed.base import Embedder
 from memfuse_lite.engine import load_default_embedder
 
-from .common import percentiles, write_result
-from .engine import EF_CURVE
+from .common import write_result
+from .engine import EF_CURVE, recall_curve
 from .gen import GenConfig, generate
 
 K = 20
@@ -99,24 +99,6 @@ def exact_truth(vecs: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.n
     return top, kth
 
 
-def measure(index: hnswlib.Index, queries: np.ndarray, top: np.ndarray, kth: np.ndarray
-            ) -> list[dict[str, Any]]:
-    """Recall (ties counted, and plain) and single-query latency per ef_search."""
-    points = []
-    for ef in CURVE:
-        index.set_ef(max(ef, K))
-        tied, plain, times = [], [], []
-        for q, truth, limit in zip(queries, top, kth, strict=True):
-            t0 = time.perf_counter()
-            got, dist = index.knn_query(q.reshape(1, -1), k=K, num_threads=1)
-            times.append((time.perf_counter() - t0) * 1000.0)
-            tied.append(float(np.mean(dist[0] <= limit + 1e-6)))
-            plain.append(len(set(got[0].tolist()) & set(truth.tolist())) / K)
-        points.append({"ef_search": ef, "recall_ties_counted": round(float(np.mean(tied)), 4),
-                       "recall": round(float(np.mean(plain)), 4), "ms": percentiles(times)})
-    return points
-
-
 def index_mb(index: hnswlib.Index) -> float:
     """The index's size as hnswlib writes it (vectors, links and labels)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,7 +141,8 @@ def run(sizes: list[int], n_queries: int, threads: int, m: int | None = None,
         build_s += time.perf_counter() - t0
         done = size
         top, kth = exact_truth(unique_vecs[rows[:size]], qvecs)
-        curve = measure(index, qvecs, top, kth)
+        curve = recall_curve(index, qvecs, [set(t.tolist()) for t in top], kth.tolist(), CURVE,
+                             K)
         steps.append({"size": size, "distinct": int(len(np.unique(rows[:size]))),
                       "build_seconds": round(build_s, 1), "index_mb": index_mb(index),
                       "curve": curve})
