@@ -1,6 +1,7 @@
 """HNSW recall and latency on e5 vectors, grown to a million.
 
     python3 -m bench ann [--sizes 100000,300000,1000000] [--queries 200] [--threads 2]
+                         [--m M] [--ef-construction N] [--point-per-record]
 
 ``bench scale`` grows a whole memory to a million observations with hashing vectors (an
 hour rather than a day), whose ties make HNSW recall meaningless there; this benchmark
@@ -9,12 +10,15 @@ texts (seed 11, as ``bench engine`` and ``bench scale``) are embedded once with 
 default embedder, each distinct text once, in chunks cached under the user cache
 (``$XDG_CACHE_HOME/memfuse_lite/bench-ann``), so a rerun or a run stopped half-way costs
 only what is missing. The index is built as the library builds its own (hnswlib, cosine
-space, ``IndexConfig``'s M and ef_construction) and grown through the sizes; at each size,
+space, ``IndexConfig``'s M and ef_construction, one point per distinct text standing for
+all its records; ``--point-per-record`` gives each record a point of its own, as the
+library did before) and grown through the sizes; at each size,
 for the household's questions embedded as queries: recall@20 against exact search over the
-same vectors, per ef_search, with the latency of one single-threaded query. A neighbour at
+same vectors, per ef_search, with the latency of one single-threaded query. Recall counts
+records: a point found stands for its records (as a search returns them), and a record at
 the exact 20th's distance counts as found (the household repeats texts, such as a call
-log's "Outgoing call to HomeCare Repairs, 5 min", and equal texts have equal vectors);
-the plain id-set recall is given beside it.
+log's "Outgoing call to HomeCare Repairs, 5 min"); the plain id-set recall (of distinct
+texts, with a point per text) is given beside it.
 """
 
 from __future__ import annotations
@@ -108,9 +112,10 @@ def index_mb(index: hnswlib.Index) -> float:
 
 
 def run(sizes: list[int], n_queries: int, threads: int, m: int | None = None,
-        ef_construction: int | None = None) -> dict[str, Any]:
+        ef_construction: int | None = None, one_per_text: bool = True) -> dict[str, Any]:
     """Embed (or load) the household's texts and grow one index through ``sizes``
-    (``m`` and ``ef_construction`` replace the library's defaults, to compare settings)."""
+    (``m`` and ``ef_construction`` replace the library's defaults, to compare settings;
+    ``one_per_text`` indexes each distinct text once, standing for all its records)."""
     config = MemFuseConfig(threads=threads)
     config = replace(config, index=replace(
         config.index, hnsw_m=m or config.index.hnsw_m,
@@ -132,18 +137,26 @@ def run(sizes: list[int], n_queries: int, threads: int, m: int | None = None,
                      M=cfg.hnsw_m)
     steps, done, build_s = [], 0, 0.0
     for size in sorted(sizes):
+        # distinct texts are numbered in order of first appearance: the first `size`
+        # observations hold texts 0 .. `points` - 1
+        distinct = int(rows[:size].max()) + 1
+        points = distinct if one_per_text else size
         t0 = time.perf_counter()
-        for start in range(done, size, 50_000):
-            stop = min(size, start + 50_000)
-            index.add_items(unique_vecs[rows[start:stop]], np.arange(start, stop),
-                            num_threads=threads)
+        for start in range(done, points, 50_000):
+            stop = min(points, start + 50_000)
+            vecs = unique_vecs[start:stop] if one_per_text else unique_vecs[rows[start:stop]]
+            index.add_items(vecs, np.arange(start, stop), num_threads=threads)
             print(f"  indexed {stop:,}", flush=True)
         build_s += time.perf_counter() - t0
-        done = size
+        done = points
         top, kth = exact_truth(unique_vecs[rows[:size]], qvecs)
-        curve = recall_curve(index, qvecs, [set(t.tolist()) for t in top], kth.tolist(), CURVE,
-                             K)
-        steps.append({"size": size, "distinct": int(len(np.unique(rows[:size]))),
+        truths = [set(t.tolist()) for t in top]
+        copies = None
+        if one_per_text:  # the plain recall compares distinct texts
+            truths = [set(t.tolist()) for t in exact_truth(unique_vecs[:points], qvecs)[0]]
+            copies = np.bincount(rows[:size], minlength=points)
+        curve = recall_curve(index, qvecs, truths, kth.tolist(), CURVE, K, copies)
+        steps.append({"size": size, "distinct": distinct,
                       "build_seconds": round(build_s, 1), "index_mb": index_mb(index),
                       "curve": curve})
         best = next((p for p in curve if p["recall_ties_counted"] >= 0.98), None)
@@ -154,6 +167,7 @@ def run(sizes: list[int], n_queries: int, threads: int, m: int | None = None,
                    for p in curve if p["ef_search"] == cfg.hnsw_ef_search), "-"), flush=True)
     return {"embedder": embedder.info.model_id, "k": K, "queries": len(questions),
             "threads": threads, "m": cfg.hnsw_m, "ef_construction": cfg.hnsw_ef_construction,
+            "one_per_text": one_per_text,
             "default_ef_search": cfg.hnsw_ef_search, "steps": steps}
 
 
@@ -169,11 +183,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--m", type=int, default=None, help="HNSW M (default: the library's)")
     parser.add_argument("--ef-construction", type=int, default=None,
                         help="HNSW ef_construction (default: the library's)")
+    parser.add_argument("--point-per-record", action="store_true",
+                        help="a point per record, equal texts included (default: one point "
+                             "per distinct text, as the library indexes)")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if not sizes or sizes[0] <= K:
         parser.error(f"--sizes must be counts above {K}")
     command = "python3 -m bench ann " + " ".join(argv if argv is not None else [])
-    result = run(sizes, args.queries, args.threads, args.m, args.ef_construction)
+    result = run(sizes, args.queries, args.threads, args.m, args.ef_construction,
+                 not args.point_per_record)
     suffix = "".join(f"-{k}{v}" for k, v in (("m", args.m), ("efc", args.ef_construction)) if v)
+    suffix += "-per-record" if args.point_per_record else ""
     write_result(f"ann-e5{suffix}", {"command": command, **result})

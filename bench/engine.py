@@ -113,7 +113,10 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
     if not isinstance(dense, HnswIndex):
         raise SystemExit(f"the ANN check reads hnswlib directly; this memory's dense index "
                          f"is {type(dense).__name__}")
-    ids = np.asarray(sorted(dense.labels()), dtype=np.int64)
+    # The graph's points (events of one text share one) and the events each stands for.
+    ids, counts = dense.points()
+    copies = np.zeros(int(ids.max()) + 1 if len(ids) else 0, dtype=np.int64)
+    copies[ids] = counts
     # One copy of the vectors (hnswlib stores them unit length), read a block at a time.
     vecs = np.empty((len(ids), dense.dims), dtype=np.float32)
     done = 0
@@ -128,24 +131,29 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
         sims = vecs @ q
         top = np.argpartition(-sims, k)[:k] if len(sims) > k else np.arange(len(sims))
         truths.append(set(ids[top].tolist()))
-        kth.append(float(1.0 - sims[top].min()))
+        # the k-th nearest event: the nearest points, each standing for its events
+        ranked = top[np.argsort(-sims[top])]
+        kth.append(float(1.0 - np.repeat(sims[ranked], counts[ranked])[:k].min()))
     recall, tied, t_hnsw, t_numpy = [], [], [], []
     for q, truth, limit in zip(qvecs, truths, kth, strict=True):
         t0 = time.perf_counter()
         got, dist = dense.index.knn_query(q.reshape(1, -1), k=k)
         t_hnsw.append((time.perf_counter() - t0) * 1000.0)
         # Counted by distance too: a vector tied with the exact k-th is as good a
-        # neighbour (bag-of-words vectors tie often; e5's almost never do).
-        tied.append(float(np.mean(dist[0] <= limit + 1e-6)))
+        # neighbour (bag-of-words vectors tie often; e5's almost never do); a point
+        # counts once per event it stands for.
+        found = np.repeat(dist[0], copies[got[0]])[:k]
+        tied.append(float(np.mean(found <= limit + 1e-6)))
         t0 = time.perf_counter()
         sims = vecs @ q
         top = np.argpartition(-sims, k)[:k]
         top = top[np.argsort(-sims[top])]
         t_numpy.append((time.perf_counter() - t0) * 1000.0)
         recall.append(len(set(got[0].tolist()) & truth) / k)
-    points = recall_curve(dense.index, qvecs, truths, kth, EF_CURVE if curve else (), k)
+    points = recall_curve(dense.index, qvecs, truths, kth, EF_CURVE if curve else (), k,
+                          copies)
     dense.index.set_ef(mem.config.index.hnsw_ef_search)
-    return {"k": k, "queries": len(texts), "vectors": len(ids),
+    return {"k": k, "queries": len(texts), "vectors": len(ids), "events": int(counts.sum()),
             "hnsw_recall": round(float(np.mean(recall)), 4),
             "hnsw_recall_ties_counted": round(float(np.mean(tied)), 4),
             "hnsw_ms": percentiles(t_hnsw), "numpy_bruteforce_ms": percentiles(t_numpy),
@@ -153,10 +161,13 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
 
 
 def recall_curve(index: hnswlib.Index, queries: np.ndarray, truths: Sequence[set[int]],
-                 limits: Sequence[float], efs: Sequence[int], k: int) -> list[dict[str, Any]]:
+                 limits: Sequence[float], efs: Sequence[int], k: int,
+                 copies: np.ndarray | None = None) -> list[dict[str, Any]]:
     """Per ef_search: recall@k against the exact ``truths`` (id sets), the same counting a
     neighbour within the exact k-th's distance (``limits``) as found, and the latency of
-    one single-threaded query."""
+    one single-threaded query. With ``copies`` (records per label, for an index holding
+    one vector per distinct text) each label found stands for that many records: the
+    first k of them are counted against the records' exact k-th distance."""
     points = []
     for ef in efs:
         index.set_ef(max(ef, k))
@@ -166,7 +177,8 @@ def recall_curve(index: hnswlib.Index, queries: np.ndarray, truths: Sequence[set
             got, dist = index.knn_query(q.reshape(1, -1), k=k, num_threads=1)
             times.append((time.perf_counter() - t0) * 1000.0)
             plain.append(len(set(got[0].tolist()) & truth) / k)
-            tied.append(float(np.mean(dist[0] <= limit + 1e-6)))
+            found = dist[0] if copies is None else np.repeat(dist[0], copies[got[0]])[:k]
+            tied.append(float(np.mean(found <= limit + 1e-6)))
         points.append({"ef_search": ef, "recall": round(float(np.mean(plain)), 4),
                        "recall_ties_counted": round(float(np.mean(tied)), 4),
                        "ms": percentiles(times)})

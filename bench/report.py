@@ -229,16 +229,19 @@ def scale_section(r: dict[str, Any]) -> list[str]:
 def ann_section(r: dict[str, Any]) -> list[str]:
     steps = r["steps"]
     efs = [p["ef_search"] for p in steps[0]["curve"]]
+    per_text = r.get("one_per_text", False)  # earlier runs gave every record a point
+    layout = "one point per distinct text" if per_text else "a point per record"
     lines = [f"### HNSW on e5 vectors, grown to {steps[-1]['size']:,} (generated household, M "
-             f"{r['m']})", "",
+             f"{r['m']}, {layout})", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
-             f"The dense index alone, built as the library builds it (hnswlib, cosine, M "
-             f"{r['m']}, ef_construction {r['ef_construction']}, {r['threads']} threads), over "
+             f"The dense index alone (hnswlib, cosine, M {r['m']}, ef_construction "
+             f"{r['ef_construction']}, {r['threads']} threads, {layout}), over "
              f"{r['embedder']} vectors of the household's texts; {r['queries']} of its questions "
-             f"as queries, one thread each. Recall@{r['k']} against exact search counts a "
-             "neighbour at the exact 20th's distance as found (equal texts have equal vectors); "
-             "the plain id-set recall is in brackets. The library searches at ef_search "
-             f"{r['default_ef_search']}.", "",
+             f"as queries, one thread each. Recall@{r['k']} against exact search counts records "
+             "(a point found stands for each record of its text) and a record at the exact "
+             "20th's distance as found; the plain id-set recall"
+             + (" of distinct texts" if per_text else "") + " is in brackets. The library "
+             f"searches at ef_search {r['default_ef_search']}.", "",
              "| observations | distinct texts | build s (cumulative) | index MB |",
              "|---|---|---|---|"]
     lines += [f"| {st['size']:,} | {st['distinct']:,} | {st['build_seconds']} | "

@@ -65,8 +65,7 @@ def test_add_search_persist_reopen(kind: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["delete", "garbage"])
-def test_dense_filters_come_back_from_sqlite_without_their_file(damage: str,
-                                                                tmp_path: Path) -> None:
+def test_dense_index_without_its_filter_arrays_is_rebuilt(damage: str, tmp_path: Path) -> None:
     emb = FakeEmbedder()
     index = open_index("dense:hnsw", tmp_path, emb)
     index.add(rows(emb, start=1, audience=("ben",)))
@@ -74,7 +73,7 @@ def test_dense_filters_come_back_from_sqlite_without_their_file(damage: str,
     index.remove([101])
     index.close()
     kept = open_index("dense:hnsw", tmp_path, emb)
-    assert kept.described
+    assert kept.rebuilt_reason is None and kept.watermark == 104
     before = {v: query("dense:hnsw", kept, emb, "grandma dinner", viewer=v, k=10)
               for v in ("ana", "ben")}
     assert all(i >= 100 and i != 101 for i, _ in before["ana"])
@@ -86,13 +85,55 @@ def test_dense_filters_come_back_from_sqlite_without_their_file(damage: str,
     else:
         filters.write_bytes(np.random.default_rng(0).bytes(filters.stat().st_size))
     again = open_index("dense:hnsw", tmp_path, emb)
-    assert again.rebuilt_reason is None and not again.described
-    # until described from SQLite, nobody sees a label (visibility fails closed)
-    assert query("dense:hnsw", again, emb, "grandma dinner", viewer="ben") == []
-    again.describe(rows(emb, start=1, audience=("ben",)) + rows(emb, start=100))
+    # which events share a point is in those arrays: without them, start again from SQLite
+    assert again.rebuilt_reason and again.watermark == 0 and len(again) == 0
+    again.add(rows(emb, start=1, audience=("ben",)) + rows(emb, start=100))
     again.remove([101])
     assert {v: query("dense:hnsw", again, emb, "grandma dinner", viewer=v, k=10)
             for v in ("ana", "ben")} == before
+    again.close()
+
+
+@pytest.mark.parametrize("walk", [True, False], ids=["graph", "exact"])
+def test_events_of_one_text_share_a_point(walk: bool, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from memfuse_lite.index import dense
+
+    if walk:  # so few events would be scored exactly: search the graph instead
+        monkeypatch.setattr(dense, "EXACT_LIMIT", 0)
+    emb = FakeEmbedder()
+    index = open_index("dense:hnsw", tmp_path, emb)
+    call = "Outgoing call to HomeCare Repairs, 5 min"
+    vec = emb.embed([call])[0]
+    others = rows(emb, start=1)
+
+    def event(i: int, audience=None) -> EventRecord:
+        return EventRecord(id=i, text=call, audience=audience, ts_epoch=1.0e9 + i,
+                           embedding=vec, user="ana", source="calls", ts="")
+
+    index.add(others + [event(10), event(11, ("ben",))])
+    index.add([event(12)])
+    assert index.index.get_current_count() == len(TEXTS) + 1, "one vector for the three"
+    assert len(index) == len(TEXTS) + 3 and {10, 11, 12} <= index.labels()
+    q = emb.embed_query("call HomeCare Repairs")
+    # a point found stands for its events the viewer may see, newest first
+    assert [i for i, _ in index.search(q, "ana", 2)] == [12, 10]
+    assert [i for i, _ in index.search(q, "ben", 2)] == [12, 11]
+    assert [i for i, _ in index.search_all(q, 3, below=12)][:2] == [11, 10]
+    assert index.similarities(q, [10, 11, 12]).keys() == {10, 11, 12}
+    index.remove([10, 12])
+    assert [i for i, _ in index.search(q, "ben", 1)] == [11]
+    assert all(i not in (10, 12) for i, _ in index.search(q, "ana", 10))
+    index.close()
+    again = open_index("dense:hnsw", tmp_path, emb)
+    assert again.rebuilt_reason is None and len(again) == len(TEXTS) + 1
+    assert [i for i, _ in again.search(q, "ben", 1)] == [11]
+    again.remove([11])  # the last of the three: the point goes
+    assert again.index.get_current_count() - len(again._dead_points) == len(TEXTS)
+    assert all(i < 10 for i, _ in again.search(q, "ben", 10))
+    again.add([event(13)])  # the same text again: the point comes back for it
+    assert [i for i, _ in again.search(q, "ana", 1)] == [13]
+    assert again.index.get_current_count() == len(TEXTS) + 1
     again.close()
 
 
@@ -211,12 +252,12 @@ def test_fused_documents_may_wait_for_the_batch_commit(name: str, tmp_path: Path
 def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The exact fallback reads vectors a block at a time (bounded memory) and returns what
-    scoring all of them at once would: the k most similar, ties to the smaller id."""
+    scoring all of them at once would: the k most similar, ties to the newer id."""
     from memfuse_lite.index import dense
 
     rng = np.random.default_rng(3)
     vecs = rng.normal(size=(50, 8)).astype(np.float32)
-    vecs[31] = vecs[7]  # a tie: the smaller id comes first
+    vecs[31] = vecs[7]  # a tie: the newer id comes first
     index = dense.HnswIndex(tmp_path, dims=8, model_key="fake", cfg=IndexConfig())
     index.add([EventRecord(id=i + 1, text=str(i), audience=None, ts_epoch=1.0e9 + i,
                            embedding=v, user="ana", source="sms", ts="")
@@ -225,10 +266,10 @@ def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
     ids = np.arange(1, 51)
     unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
     sims = unit @ query
-    expected = [int(i) + 1 for i in np.lexsort((ids, -sims))[:10]]
+    expected = [int(i) + 1 for i in np.lexsort((-ids, -sims))[:10]]
     monkeypatch.setattr(dense, "EXACT_BLOCK", 7)
     got = index._exact(query, ids, 10)
     assert [i for i, _ in got] == expected
-    assert got[0][0] == 8 and got[1][0] == 32  # the tied pair, smaller id first
+    assert got[0][0] == 32 and got[1][0] == 8  # the tied pair, newer id first
     assert [s for _, s in got] == pytest.approx(sorted(sims, reverse=True)[:10], abs=1e-5)
     index.close()

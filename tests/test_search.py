@@ -144,7 +144,8 @@ def test_index_behind_the_store_catches_up(open_memory, tmp_path: Path) -> None:
     mem = open_memory()
     fill(mem)
     mem.engine.dense.persist()
-    saved = (tmp_path / "mem" / "dense.hnsw").read_bytes(), (tmp_path / "mem" / "dense.json").read_text()
+    files = ("dense.hnsw", "dense.json", "dense.filters.npz")  # saved together
+    saved = [(tmp_path / "mem" / name).read_bytes() for name in files]
 
     async def more() -> None:
         await mem.ingest(obs("A new message about the piano lesson", ext="late"))
@@ -152,8 +153,8 @@ def test_index_behind_the_store_catches_up(open_memory, tmp_path: Path) -> None:
 
     asyncio.run(more())
     mem.close()
-    (tmp_path / "mem" / "dense.hnsw").write_bytes(saved[0])
-    (tmp_path / "mem" / "dense.json").write_text(saved[1])
+    for name, data in zip(files, saved, strict=True):
+        (tmp_path / "mem" / name).write_bytes(data)
     mem = open_memory(tmp_path / "mem")
     assert mem.engine.dense.rebuilt_reason is None
     assert "piano" in top_text(mem, "piano lesson", "dense")

@@ -1,15 +1,24 @@
 """Dense index: hnswlib (cosine) persisted to ``dense.hnsw`` with a ``dense.json`` sidecar.
 
+Events with the same text share one point of the graph (a call log's "Outgoing call to
+HomeCare Repairs, 5 min" recurs hundreds of times): equal vectors fill each other's
+neighbour lists and hide the rest of the graph from the search, so one vector per
+distinct text finds more of the true neighbours at the same search breadth, and holds a
+third fewer vectors on the generated household (``bench ann --one-per-text``). A point
+found stands for its events, newest first.
+
 Visibility is applied inside the HNSW search through hnswlib's filter callback, so a
-viewer's k results are k results it may see (never a short list post-filtered to nothing).
-What the filters read of each event (time, user, source, audience, live) is kept in
-arrays saved beside the graph (``dense.filters.npz``, checksummed in the sidecar), so an
-open does not read every event back from SQLite; without a matching file they are
-described from SQLite at catch-up, as for an index rebuilt from scratch.
+viewer's k results are k results it may see (never a short list post-filtered to nothing);
+a point passes when one of its events does. What the filters read of each event (time,
+user, source, audience, live) and which point holds its vector are kept in arrays saved
+beside the graph (``dense.filters.npz``, checksummed in the sidecar); without a matching
+file the index is rebuilt from SQLite.
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import os
 import threading
 import time
@@ -24,7 +33,8 @@ from ..event import EventRecord
 from ..prepare.checksums import sha256_file
 from .base import DenseIndex, IndexFilter, log, read_sidecar, write_sidecar
 
-FORMAT = 1
+FORMAT = 2
+"""2: events with the same text share a point (1: a point per event)."""
 EXACT_LIMIT = 128
 """At most this many events passing a filter are scored exactly instead of by a filtered
 graph walk: reading vectors back out of hnswlib costs about 20 µs each, while the filtered
@@ -47,8 +57,16 @@ HOUSEHOLD = -1
 NOBODY = -2
 PERSIST_SPACING = 20
 """Periodic saves wait at least this many times as long as the last save took."""
-FILTER_ARRAYS = ("when", "ts", "user", "source", "aud", "live")
-"""The per-label arrays saved in ``dense.filters.npz`` (with the deleted labels)."""
+FILTER_ARRAYS = ("when", "ts", "user", "source", "aud", "live", "point")
+"""The per-event arrays saved in ``dense.filters.npz`` (with the removed events and the
+text keys of the points)."""
+
+
+def text_key(text: str) -> int:
+    """A stable 64-bit key of an event's text (the same in every process)."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
 
 class HnswIndex(DenseIndex):
     """Approximate nearest neighbours over event embeddings."""
@@ -75,6 +93,13 @@ class HnswIndex(DenseIndex):
         self._user = np.zeros(0, dtype=np.int32)
         self._source = np.zeros(0, dtype=np.int32)
         self._live = np.zeros(0, dtype=bool)
+        # The graph point holding each event's vector (-1: not in the index); an event's
+        # point is the first event added with its text, so the smallest id of its group.
+        self._point = np.zeros(0, dtype=np.int64)
+        self._copies: dict[int, list[int]] = {}  # point -> its other events, ascending
+        self._by_text: dict[int, int] = {}  # text key -> point
+        self._dead_points: set[int] = set()  # points whose events are all removed
+        self._present = 0  # events added since the last reset, removed ones included
         self._last_save = time.monotonic()
         self._persist_seconds = 0.0
         self._dirty = False
@@ -111,11 +136,9 @@ class HnswIndex(DenseIndex):
                 index.load_index(str(self.path), max_elements=int(meta["capacity"]))  # type: ignore[index]
                 index.set_ef(self.cfg.hnsw_ef_search)
                 self.index = index
+                if not self._load_filters(meta):  # type: ignore[arg-type]
+                    raise ValueError("its filter arrays are missing or damaged")
                 self.watermark = int(meta["watermark"])  # type: ignore[index]
-                self.described = self._load_filters(meta)  # type: ignore[arg-type]
-                if not self.described:  # described at catch-up, saved at the next persist
-                    self._mark_loaded(index.get_ids_list())
-                    self._dirty = True
                 return
             except (RuntimeError, ValueError, KeyError, TypeError) as exc:
                 reason = f"load failed: {exc}"
@@ -127,27 +150,40 @@ class HnswIndex(DenseIndex):
 
     def _load_filters(self, meta: dict[str, object]) -> bool:
         """Restore the filter arrays saved with this very index file; False when they are
-        missing or do not match their checksum (then catch-up describes from SQLite)."""
+        missing or do not match their checksum (then the index is rebuilt)."""
         path = self.filters_path
         if meta.get("filters_sha256") is None or not path.exists():
             return False
         if path.stat().st_size != meta.get("filters_size") or \
                 sha256_file(path) != meta.get("filters_sha256"):
-            log.warning("%s does not match its checksum; describing events from SQLite", path)
+            log.warning("%s does not match its checksum", path)
             return False
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in FILTER_ARRAYS + ("deleted",)}
+                arrays = {k: data[k] for k in FILTER_ARRAYS + ("deleted", "keys", "points")}
             codes = [str(c) for c in meta["codes"]]  # type: ignore[attr-defined]
             audiences = [frozenset(str(u) for u in a)
                          for a in meta["audiences"]]  # type: ignore[attr-defined]
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s unreadable (%s); describing events from SQLite", path, exc)
+            log.warning("%s unreadable (%s)", path, exc)
             return False
         self._when, self._ts = arrays["when"], arrays["ts"]
         self._user, self._source = arrays["user"], arrays["source"]
         self._aud, self._live = arrays["aud"], arrays["live"]
+        self._point = arrays["point"].astype(np.int64)
         self._deleted = {int(i) for i in arrays["deleted"]}
+        self._by_text = dict(zip(arrays["keys"].tolist(), arrays["points"].tolist(),
+                                 strict=True))
+        events = np.flatnonzero(self._point >= 0)
+        self._present = len(events)
+        self._copies = {}
+        for e in events[self._point[events] != events].tolist():  # ascending
+            self._copies.setdefault(int(self._point[e]), []).append(e)
+        alive = np.zeros(len(self._point), dtype=bool)
+        kept = [e for e in events.tolist() if e not in self._deleted]
+        alive[self._point[kept]] = True
+        self._dead_points = {int(p) for p in events[self._point[events] == events]
+                             if not alive[p]}
         self._codes = {name: i for i, name in enumerate(codes)}
         self._audiences = audiences
         self._audience_codes = {a: i for i, a in enumerate(audiences)}
@@ -158,8 +194,11 @@ class HnswIndex(DenseIndex):
         tmp = self.filters_path.with_suffix(".tmp.npz")
         with open(tmp, "wb") as f:
             np.savez(f, when=self._when, ts=self._ts, user=self._user, source=self._source,
-                     aud=self._aud, live=self._live,
-                     deleted=np.asarray(sorted(self._deleted), dtype=np.int64))
+                     aud=self._aud, live=self._live, point=self._point,
+                     deleted=np.asarray(sorted(self._deleted), dtype=np.int64),
+                     keys=np.fromiter(self._by_text, dtype=np.uint64, count=len(self._by_text)),
+                     points=np.fromiter(self._by_text.values(), dtype=np.int64,
+                                        count=len(self._by_text)))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.filters_path)
@@ -167,21 +206,6 @@ class HnswIndex(DenseIndex):
                 "filters_sha256": sha256_file(self.filters_path),
                 "codes": list(self._codes),
                 "audiences": [sorted(a) for a in self._audiences]}
-
-    def _mark_loaded(self, ids: list[int]) -> None:
-        """Labels read from the file are live until the store says otherwise; their time,
-        user, source and audience are filled in by :meth:`describe` at catch-up, and until
-        then nobody may see them (visibility fails closed)."""
-        if not ids:
-            return
-        size = max(ids) + 1
-        self._when = np.full(size, np.nan)
-        self._ts = np.full(size, np.nan)
-        self._user = np.full(size, -1, dtype=np.int32)
-        self._source = np.full(size, -1, dtype=np.int32)
-        self._aud = np.full(size, NOBODY, dtype=np.int32)
-        self._live = np.zeros(size, dtype=bool)
-        self._live[ids] = True
 
     def _audience(self, audience: Sequence[str]) -> int:
         key = frozenset(audience)
@@ -193,20 +217,25 @@ class HnswIndex(DenseIndex):
     def _code(self, name: str) -> int:
         return self._codes.setdefault(name, len(self._codes))
 
+    def _reserve(self, top: int) -> None:
+        """Room in the per-event arrays for ids below ``top``."""
+        if top <= len(self._when):
+            return
+        size = max(top, 2 * len(self._when), 1024)
+        self._when = _grow(self._when, size, np.nan)
+        self._ts = _grow(self._ts, size, np.nan)
+        self._user = _grow(self._user, size, -1)
+        self._source = _grow(self._source, size, -1)
+        self._aud = _grow(self._aud, size, NOBODY)
+        self._live = _grow(self._live, size, False)
+        self._point = _grow(self._point, size, -1)
+
     def describe(self, rows: Sequence[EventRecord]) -> None:
         """Record what filters need of each event (its vector may already be indexed)."""
         if not rows:
             return
         with self._lock:
-            top = max(r.id for r in rows) + 1
-            if top > len(self._when):
-                size = max(top, 2 * len(self._when), 1024)
-                self._when = _grow(self._when, size, np.nan)
-                self._ts = _grow(self._ts, size, np.nan)
-                self._user = _grow(self._user, size, -1)
-                self._source = _grow(self._source, size, -1)
-                self._aud = _grow(self._aud, size, NOBODY)
-                self._live = _grow(self._live, size, False)
+            self._reserve(max(r.id for r in rows) + 1)
             for r in rows:
                 self._when[r.id] = r.when_epoch
                 self._ts[r.id] = r.ts_epoch
@@ -222,21 +251,41 @@ class HnswIndex(DenseIndex):
             self._aud[:] = NOBODY
             self._deleted = set()
             self._live[:] = False
+            self._point[:] = -1
+            self._copies, self._by_text, self._dead_points = {}, {}, set()
+            self._present = 0
             self.watermark = 0
             self._dirty = True
 
     def add(self, rows: Sequence[EventRecord]) -> None:
-        """Add or replace vectors; grows the index by doubling."""
+        """Add events: a text already indexed joins that text's point, a new text gets a
+        point of its own (labelled with its event id); re-adding an event replaces its
+        point's vector. Grows the index by doubling."""
         if not rows:
             return
         with self._lock:
-            need = self.index.element_count + len(rows)
-            if need > self.index.get_max_elements():
-                self.index.resize_index(max(need, 2 * self.index.get_max_elements()))
-            vecs = np.stack([r.vector for r in rows]).astype(np.float32)
-            self.index.add_items(vecs, np.array([r.id for r in rows], dtype=np.int64), num_threads=1)
+            self._reserve(max(r.id for r in rows) + 1)
+            fresh: dict[int, np.ndarray] = {}  # point -> vector to (re)write
             for r in rows:
+                point = int(self._point[r.id])
+                if point < 0:
+                    key = text_key(r.text)
+                    point = self._by_text.setdefault(key, r.id)
+                    self._point[r.id] = point
+                    self._present += 1
+                    if point != r.id:
+                        bisect.insort(self._copies.setdefault(point, []), r.id)
+                if point == r.id or point in self._dead_points:
+                    fresh[point] = r.vector  # (writing a removed point revives it)
                 self._deleted.discard(r.id)
+                self._dead_points.discard(point)
+            if fresh:
+                need = self.index.element_count + len(fresh)
+                if need > self.index.get_max_elements():
+                    self.index.resize_index(max(need, 2 * self.index.get_max_elements()))
+                self.index.add_items(np.stack(list(fresh.values())).astype(np.float32),
+                                     np.fromiter(fresh, dtype=np.int64, count=len(fresh)),
+                                     num_threads=1)
             self.describe(rows)
             self.watermark = max(self.watermark, max(r.id for r in rows))
             self._dirty = True
@@ -248,31 +297,28 @@ class HnswIndex(DenseIndex):
             self.persist()
 
     def remove(self, ids: Sequence[int]) -> None:
-        """Hide ids from every search (hnswlib mark_deleted)."""
+        """Hide events from every search; a point goes (hnswlib mark_deleted) with the
+        last of its events."""
         with self._lock:
-            stored: set[int] | None = None
-            for i in ids:
-                if int(i) in self._deleted:
-                    continue
-                try:
-                    self.index.mark_deleted(int(i))
-                except RuntimeError:
-                    # Either never added, or already marked deleted in the file this index
-                    # was loaded from (hnswlib keeps the mark but not our bookkeeping).
-                    stored = set(self.index.get_ids_list()) if stored is None else stored
-                    if int(i) not in stored:
-                        continue
-                self._deleted.add(int(i))
-                if int(i) < len(self._live):
-                    self._live[int(i)] = False
+            for i in map(int, ids):
+                if i in self._deleted or i >= len(self._point) or self._point[i] < 0:
+                    continue  # never added, or already removed
+                self._deleted.add(i)
+                self._live[i] = False
+                point = int(self._point[i])
+                if point in self._deleted and all(
+                        c in self._deleted for c in self._copies.get(point, ())):
+                    self.index.mark_deleted(point)
+                    self._dead_points.add(point)
             self._dirty = True
 
     def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[EventRecord]]]) -> bool:
-        """Rebuild without deleted vectors (mark_deleted keeps them in the file) once they
+        """Rebuild without removed points (mark_deleted keeps them in the file) once they
         reach ``compact_deleted_ratio`` of the index; ``rows`` yields every live event."""
         with self._lock:
             total = int(self.index.get_current_count())
-            if not self._deleted or len(self._deleted) < self.cfg.compact_deleted_ratio * total:
+            if not self._dead_points or \
+                    len(self._dead_points) < self.cfg.compact_deleted_ratio * total:
                 return False
             watermark = self.watermark
             self.reset()
@@ -283,19 +329,29 @@ class HnswIndex(DenseIndex):
             return True
 
     def __len__(self) -> int:
-        return int(self.index.get_current_count()) - len(self._deleted)
+        return self._present - len(self._deleted)
 
     def event_count(self) -> int:
-        """Live labels."""
+        """Live events."""
         return len(self)
 
     def labels(self) -> set[int]:
-        """Every live label."""
+        """Every live event."""
         with self._lock:
-            return set(self.index.get_ids_list()) - self._deleted
+            return set(np.flatnonzero(self._point >= 0).tolist()) - self._deleted
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        """The live points of the graph and how many live events each stands for."""
+        with self._lock:
+            events = np.flatnonzero(self._live & (self._point >= 0))
+            points, copies = np.unique(self._point[events], return_counts=True)
+            return points, copies
+
+    def _live_points(self) -> int:
+        return int(self.index.get_current_count()) - len(self._dead_points)
 
     def allowed(self, viewer: str, where: IndexFilter | None = None) -> np.ndarray:
-        """Boolean mask over labels: live, visible to ``viewer`` and within ``where``."""
+        """Boolean mask over event ids: live, visible to ``viewer`` and within ``where``."""
         mask = self._live.copy()
         seen_by_viewer = [c for c, aud in enumerate(self._audiences) if viewer in aud]
         mask &= _member(self._aud, [HOUSEHOLD, *seen_by_viewer], low=NOBODY,
@@ -315,6 +371,27 @@ class HnswIndex(DenseIndex):
                 mask &= _member(self._source, codes, low=-1, high=len(self._codes))
         return mask
 
+    def _points_of(self, mask: np.ndarray) -> np.ndarray:
+        """The points holding at least one event of ``mask``."""
+        if not self._copies:
+            return mask
+        points = np.zeros(len(mask), dtype=bool)
+        points[self._point[np.flatnonzero(mask)]] = True
+        return points
+
+    def _events(self, found: Iterable[tuple[int, float]], k: int,
+                passes: Callable[[int], bool]) -> list[tuple[int, float]]:
+        """The first k events of the points ``found`` (point, cosine), each point's events
+        that ``passes`` newest first."""
+        out: list[tuple[int, float]] = []
+        for point, sim in found:
+            group = self._copies.get(point)
+            members = [point] if group is None else [*reversed(group), point]
+            out += [(e, sim) for e in members if passes(e)]
+            if len(out) >= k:
+                break
+        return out[:k]
+
     def search(self, query: np.ndarray, viewer: str, k: int,
                where: IndexFilter | None = None) -> list[tuple[int, float]]:
         """The k nearest events the viewer may see within ``where``, as (id, cosine).
@@ -329,40 +406,47 @@ class HnswIndex(DenseIndex):
                 return []
             if available <= EXACT_LIMIT:
                 return self._exact(query, np.flatnonzero(mask), k)
-            # Enough labels pass: search unfiltered for a few times k and filter after,
+            points = self._points_of(mask)
+            passing, total = int(points.sum()), self._live_points()
+            want = min(k, passing)  # as many points hold at least k passing events
+            def passes(e: int) -> bool:
+                return bool(mask[e])
+            # Enough points pass: search unfiltered for a few times k and filter after,
             # instead of a Python filter callback at every visited graph node.
-            wide = min(len(self), max(4 * k, k + 50,
-                                      -(-OVERSAMPLE * k * len(self) // available)))
-            if available < len(self) and wide <= OVERSAMPLE_WIDEST:
+            wide = min(total, max(4 * want, want + 50, -(-OVERSAMPLE * want * total // passing)))
+            if passing < total and wide <= OVERSAMPLE_WIDEST:
                 self.index.set_ef(max(self.cfg.hnsw_ef_search, wide))
                 try:
                     labels, dists = self.index.knn_query(query.reshape(1, -1), k=wide)
                 except RuntimeError:
                     labels = None
                 if labels is not None:
-                    kept = [(int(lab), float(1.0 - d)) for lab, d in
-                            zip(labels[0], dists[0], strict=True) if mask[int(lab)]]
+                    kept = self._events(((int(lab), float(1.0 - d)) for lab, d in
+                                         zip(labels[0], dists[0], strict=True)
+                                         if points[int(lab)]), k, passes)
                     if len(kept) >= k:
-                        return kept[:k]
-            self.index.set_ef(max(self.cfg.hnsw_ef_search, k))
+                        return kept
+            self.index.set_ef(max(self.cfg.hnsw_ef_search, want))
             # hnswlib calls the filter at every node it visits: index bytes, not numpy
-            filt = None if available == len(self) else mask.view(np.uint8).tobytes().__getitem__
+            filt = None if passing == total else points.view(np.uint8).tobytes().__getitem__
             try:
-                labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
+                labels, dists = self.index.knn_query(query.reshape(1, -1), k=want, filter=filt)
             except RuntimeError:
                 return self._exact(query, np.flatnonzero(mask), k)
-        return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
+            return self._events(((int(lab), float(1.0 - d)) for lab, d in
+                                 zip(labels[0], dists[0], strict=True)), k, passes)
 
     def vector_blocks(self, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(ids, their stored vectors) in blocks of :data:`EXACT_BLOCK`: reading many
+        """(event ids, their vectors) in blocks of :data:`EXACT_BLOCK`: reading many
         vectors at once would hold that many small copies in the heap after use."""
         for start in range(0, len(ids), EXACT_BLOCK):
             block = np.asarray(ids[start:start + EXACT_BLOCK], dtype=np.int64)
-            yield block, np.asarray(self.index.get_items(block.tolist()), dtype=np.float32)
+            vecs = self.index.get_items(self._point[block].tolist())
+            yield block, np.asarray(vecs, dtype=np.float32)
 
     def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The k ids (ascending) most similar to ``query``, scored block by block; ties go
-        to the smaller id."""
+        """The k ids most similar to ``query``, scored block by block; ties (events of one
+        text) go to the newer id."""
         best_ids = np.zeros(0, dtype=np.int64)
         best_sims = np.zeros(0, dtype=np.float32)
         for block, vecs in self.vector_blocks(ids):
@@ -370,7 +454,7 @@ class HnswIndex(DenseIndex):
                     ).astype(np.float32)
             best_ids = np.concatenate([best_ids, block])
             best_sims = np.concatenate([best_sims, sims])
-            order = np.lexsort((best_ids, -best_sims))[:k]
+            order = np.lexsort((-best_ids, -best_sims))[:k]
             best_ids, best_sims = best_ids[order], best_sims[order]
         return [(int(i), float(s)) for i, s in zip(best_ids, best_sims, strict=True)]
 
@@ -388,19 +472,24 @@ class HnswIndex(DenseIndex):
         visibility is applied when fused memories are read); ``below`` keeps only ids
         smaller than it (rebuilding fusion sees only what came before, as online)."""
         with self._lock:
-            k = min(k, len(self), below - 1 if below is not None else len(self))
-            if k <= 0:
+            want = min(k, self._live_points(), below - 1 if below is not None else k)
+            if want <= 0:
                 return []
-            self.index.set_ef(max(self.cfg.hnsw_ef_search if ef is None else ef, k))
+            self.index.set_ef(max(self.cfg.hnsw_ef_search if ef is None else ef, want))
             # Online, every indexed event is older than the new one: no filter callback
-            # (a Python call per visited node) on the ingest path; rebuilds need it.
+            # (a Python call per visited node) on the ingest path; rebuilds need it. A
+            # point is its text's oldest event, so a point below ``below`` has events
+            # below it.
             filt = (lambda label: label < below) if below is not None and \
                 below <= self.watermark else None
             try:
-                labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
+                labels, dists = self.index.knn_query(query.reshape(1, -1), k=want, filter=filt)
             except RuntimeError:
                 return []
-        return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
+            deleted, top = self._deleted, below if below is not None else self.watermark + 1
+            return self._events(((int(lab), float(1.0 - d)) for lab, d in
+                                 zip(labels[0], dists[0], strict=True)), k,
+                                lambda e: e < top and e not in deleted)
 
     def persist(self) -> None:
         """Write the index file and then its sidecar (both atomically)."""
