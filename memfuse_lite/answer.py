@@ -22,15 +22,7 @@ from .fusion.terms import terms_of
 from .llm.base import LLM, Usage
 from .prompts import answer as prompt
 from .records import FusedMemory, Hit, Provenance
-from .retrieve.agentic import (
-    EVIDENCE_ITEMS,
-    MONTHS,
-    WEEKDAYS,
-    clip,
-    evidence_line,
-    stamp,
-    without_head,
-)
+from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from .retrieve.planner import QUESTION_WORDS, keywords
 from .text.features import entities_of
 from .text.tokens import words
@@ -136,17 +128,8 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
 
 
 def _with_time(hit: Hit) -> str:
-    """A record's text and when it was recorded, as written in the record and as the
-    prompt shows it, the names of weekday and month spelled out too (what an answer may
-    quote of it)."""
-    if not hit.provenance:
-        return hit.text
-    ts = hit.provenance[0].ts
-    try:
-        t = datetime.fromisoformat(ts[:16])
-    except ValueError:
-        return f"{hit.text} {ts}"
-    return f"{hit.text} {ts} {stamp(ts)} {WEEKDAYS[t.weekday()]} {MONTHS[t.month - 1]}"
+    """A record's text and when it was recorded (what an answer may quote of it)."""
+    return f"{hit.text} {hit.provenance[0].ts if hit.provenance else ''}"
 
 
 def _stated(text: str) -> frozenset[str]:
@@ -223,10 +206,9 @@ class Evidence:
 
 
 def evidence_for(hits: Sequence[Hit], fused: Sequence[FusedMemory], llm: LLM,
-                 budget: int = ANSWER_EVIDENCE_TOKENS, year: int | None = None) -> Evidence:
+                 budget: int = ANSWER_EVIDENCE_TOKENS) -> Evidence:
     """The answer prompt's evidence: records in answer order (:func:`for_answer`), each a
-    line as :func:`~memfuse_lite.retrieve.agentic.evidence_line` writes it (the year of
-    its time left out when it is ``year``, the question's), numbered from
+    line as :func:`~memfuse_lite.retrieve.agentic.evidence_line` writes it, numbered from
     1 (a small model's tokenizer spends a token per digit of an event id, in the prompt
     and again in each citation), while they fit ``budget`` tokens of ``llm`` (the first
     always does); then fused summaries that still fit, so a summary never takes a
@@ -243,7 +225,7 @@ def evidence_for(hits: Sequence[Hit], fused: Sequence[FusedMemory], llm: LLM,
 
     def lines_of(records: Sequence[Hit]) -> list[str]:
         number = {h.event_id: str(n) for n, h in enumerate(records, 1)}
-        return [evidence_line(h, number.get, year) for h in records]
+        return [evidence_line(h, number.get) for h in records]
 
     candidates = tuple(hits[:EVIDENCE_ITEMS])
     records = tuple(candidates[i] for i in fitting(lines_of(candidates), 0))
@@ -268,7 +250,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         return Draft(DONT_KNOW, False, (), Usage(), None)
     hits = for_answer(question, hits)
     if llm is not None:
-        evidence = evidence_for(hits, fused, llm, evidence_tokens, now.year if now else None)
+        evidence = evidence_for(hits, fused, llm, evidence_tokens)
         try:
             value, completion = llm.complete_json(
                 prompt.messages(question, now.isoformat(timespec="minutes") if now else "unknown",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..config import RetrievalConfig
@@ -47,40 +46,20 @@ def clip(text: str, width: int = EVIDENCE_CHARS) -> str:
     return flat
 
 
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December")
-"""English names whatever the process's locale (the prompts are written in English)."""
-
-
-def stamp(ts: str, year: int | None = None) -> str:
-    """A record's time as the prompts show it, "Mon Jan 6 8:53", with the year only when
-    it is not ``year``: a small model's tokenizer spends a token per digit, 16 on
-    "2025-01-06T08:53" and 9 on this (the weekday included)."""
-    try:
-        t = datetime.fromisoformat(ts[:16])
-    except ValueError:
-        return ts[:16]
-    day = f"{WEEKDAYS[t.weekday()][:3]} {MONTHS[t.month - 1][:3]} {t.day}" + (
-        "" if t.year == year else f" {t.year}")
-    return f"{day} {t.hour}:{t.minute:02d}"
-
-
-def evidence_line(h: Hit, label: Callable[[int], str | None] = str,
-                  year: int | None = None) -> str:
+def evidence_line(h: Hit, label: Callable[[int], str | None] = str) -> str:
     """One evidence line: label (the event id unless ``label`` maps event ids otherwise),
-    time (:func:`stamp`, the year left out when it is ``year``), source/user, and the
-    clipped text; a superseded record names the labelled records that superseded it."""
+    time, source/user, and the clipped text; a superseded record names the labelled
+    records that superseded it."""
     p = h.provenance[0] if h.provenance else None
-    head = f"[{label(h.event_id)}]" + (f" {stamp(p.ts, year)} {p.source}/{p.user}" if p else "")
+    head = f"[{label(h.event_id)}]" + (f" {p.ts[:16]} {p.source}/{p.user}" if p else "")
     later = [x for x in map(label, h.superseded_by) if x is not None]
     note = (f" (superseded by {', '.join(later)})" if later
             else " (superseded)" if h.superseded_by else "")
     return f"{head}{note}: {clip(h.text)}"
 
 
-_HEAD = re.compile(r"^\s*(?:\[\d+\]\s*)?[A-Z][a-z]{2} [A-Z][a-z]{2} \d{1,2}(?: \d{4})? "
-                   r"\d{1,2}:\d{2} [^\s/:]+/[^\s:]+(?: \(superseded[^)]*\))?:\s*")
+_HEAD = re.compile(r"^\s*(?:\[\d+\]\s*)?\d{4}-\d{2}-\d{2}T\d{2}:\d{2} [^\s/:]+/[^\s:]+"
+                   r"(?: \(superseded[^)]*\))?:\s*")
 
 
 def without_head(text: str) -> str:
