@@ -8,6 +8,7 @@ import pytest
 
 from memfuse_lite import LLMError, ModelError
 from memfuse_lite.llm import LlamaCppLLM, TokenMeter, Usage
+from memfuse_lite.llm.grammar import looping
 from memfuse_lite.prepare import resolve_llm_file
 
 SCHEMA = {
@@ -51,6 +52,7 @@ def test_extraction_returns_schema_valid_json_with_token_counts(llm: LlamaCppLLM
 def test_greedy_grammar_writes_what_the_full_grammar_pass_writes(
         llm: LlamaCppLLM, model_dir: Path, text: str) -> None:
     # asking the grammar about the chosen token only must not change a single token
+    # (a completion that loops ends early instead of at the limit: "ok" makes it loop)
     full = LlamaCppLLM(resolve_llm_file("smollm2-135m", model_dir), n_ctx=1024,
                        greedy_grammar=False)
     schema = {**SCHEMA, "properties": {**SCHEMA["properties"],
@@ -63,8 +65,41 @@ def test_greedy_grammar_writes_what_the_full_grammar_pass_writes(
     finally:
         full.close()
     got = llm.complete(messages, max_tokens=96, schema=schema)
-    assert got.text == want.text
-    assert got.usage.completion_tokens == want.usage.completion_tokens
+    if got.usage.completion_tokens < want.usage.completion_tokens:  # a loop, cut short
+        assert want.usage.completion_tokens == 96 and want.text.startswith(got.text)
+    else:
+        assert got.text == want.text
+        assert got.usage.completion_tokens == want.usage.completion_tokens
+
+
+def test_a_completion_that_repeats_itself_ends_where_the_loop_shows(
+        llm: LlamaCppLLM, model_dir: Path) -> None:
+    schema = {"type": "object", "properties": {"what": {"type": "string"}},
+              "required": ["what"]}
+    messages = [{"role": "system", "content": "Answer in JSON."},
+                {"role": "user", "content": "Continue this text exactly: "
+                 + ", ".join(["tick, tock"] * 6) + ","}]
+    full = LlamaCppLLM(resolve_llm_file("smollm2-135m", model_dir), n_ctx=1024,
+                       greedy_grammar=False)  # no loop guard: runs to the limit
+    try:
+        endless = full.complete(messages, max_tokens=150, schema=schema)
+    finally:
+        full.close()
+    assert endless.usage.completion_tokens == 150
+    cut = llm.complete(messages, max_tokens=150, schema=schema)
+    assert endless.text.startswith(cut.text) and cut.text.count("tick") >= 3
+    assert cut.usage.completion_tokens < 40
+    with pytest.raises(LLMError, match="invalid JSON"):  # the caller falls back
+        llm.complete_json(messages, schema, max_tokens=150)
+
+
+def test_loops_are_stretches_repeated_back_to_back() -> None:
+    stretch = list(range(1, 9))
+    assert looping([70, 71] + stretch * 3)
+    assert not looping(stretch * 2), "twice is not a loop"
+    assert not looping([1, 2, 3, 4] * 3), "too short to be one"
+    assert looping([5] * 24) and not looping([5] * 23)
+    assert not looping(list(range(60)) + list(range(30)))
 
 
 def test_prompt_larger_than_the_context_is_an_llm_error(llm: LlamaCppLLM) -> None:
