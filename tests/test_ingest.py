@@ -86,6 +86,47 @@ def test_a_failing_observation_is_dead_lettered_and_does_not_block(tmp_path: Pat
     mem.close()
 
 
+class CountingEmbedder(FakeEmbedder):
+    """The fake embedder, noting each passage it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passages: list[str] = []
+
+    def embed_batch(self, texts, role):  # type: ignore[no-untyped-def]
+        if role == "passage":
+            self.passages += list(texts)
+        return super().embed_batch(texts, role)
+
+
+def test_a_text_is_embedded_once_and_again_only_after_it_was_forgotten(tmp_path: Path,
+                                                                        config) -> None:
+    embedder = CountingEmbedder()
+    mem = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+    call = "Outgoing call to HomeCare Repairs, 5 min"
+
+    def calls(*hours: int):  # type: ignore[no-untyped-def]
+        return [obs(call, source="call", ts=f"2025-03-04T{h:02d}:00") for h in hours]
+
+    async def ingest(observations) -> None:  # type: ignore[no-untyped-def]
+        await mem.ingest_many(observations)
+        await mem.flush()
+
+    try:
+        asyncio.run(ingest([*calls(9, 10), obs("Parcel delivered to the door")]))
+        assert len(embedder.passages) == 2, "the call once, however often it recurs"
+        asyncio.run(ingest([*calls(11), obs("Dinner with grandma")]))
+        assert len(embedder.passages) == 3, "a call the index holds is not embedded again"
+        hits = mem.search("HomeCare Repairs call", viewer="ana", pipeline="dense", k=3).hits
+        assert [h.provenance[0].ts[:13] for h in hits] == [
+            "2025-03-04T11", "2025-03-04T10", "2025-03-04T09"]
+        mem.forget(source="call")
+        asyncio.run(ingest(calls(12)))
+        assert len(embedder.passages) == 4, "once forgotten, the text is embedded anew"
+    finally:
+        mem.close()
+
+
 def test_unprocessed_inbox_is_replayed_on_open(tmp_path: Path, config) -> None:
     path = tmp_path / "m"
     mem = MemFuse(path, config=config, embedder=FakeEmbedder())

@@ -117,6 +117,12 @@ class DenseIndex(DerivedIndex):
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """Cosine of ``query`` with each indexed id (ids not indexed are left out)."""
 
+    def vector_of(self, text: str) -> np.ndarray | None:
+        """The vector an event of exactly this text holds, if one is indexed (ingest then
+        need not embed the text again); None when there is none or the backend cannot
+        tell."""
+        return None
+
     def describe(self, rows: Sequence[EventRecord]) -> None:  # noqa: B027 - optional hook
         """Learn what filters need of events whose vectors were loaded from disk."""
 

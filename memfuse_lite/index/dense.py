@@ -444,6 +444,14 @@ class HnswIndex(DenseIndex):
             vecs = self.index.get_items(self._point[block].tolist())
             yield block, np.asarray(vecs, dtype=np.float32)
 
+    def vector_of(self, text: str) -> np.ndarray | None:
+        """The vector of this text's point, while one of its events lives."""
+        with self._lock:
+            point = self._by_text.get(text_key(text))
+            if point is None or point in self._dead_points:
+                return None
+            return np.asarray(self.index.get_items([point])[0], dtype=np.float32)
+
     def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The k ids most similar to ``query``, scored block by block; ties (events of one
         text) go to the newer id."""

@@ -146,17 +146,27 @@ class BatchProcessor:
 
     def _embed(self, drafts: Sequence[EventRecord]
                ) -> tuple[list[np.ndarray | None], dict[int, str]]:
+        """Vectors of the drafts' texts: each distinct text once, and a text the dense
+        index already holds (a recurring call log or reminder) not at all."""
         if not drafts:
             return [], {}
+        known: dict[str, np.ndarray | None] = {}
+        for text in dict.fromkeys(d.text for d in drafts):
+            known[text] = self.engine.dense.vector_of(text)
+        todo = [t for t, v in known.items() if v is None]
         try:
-            return list(self.engine.embedder.embed([d.text for d in drafts])), {}
+            if todo:
+                known.update(zip(todo, self.engine.embedder.embed(todo), strict=True))
+            return [known[d.text] for d in drafts], {}
         except Exception as exc:  # find the poison record(s) one by one
             log.warning("batch embedding failed (%r); retrying one by one", exc)
         vectors: list[np.ndarray | None] = []
         dead: dict[int, str] = {}
         for d in drafts:
             try:
-                vectors.append(self.engine.embedder.embed([d.text])[0])
+                vector = known.get(d.text)
+                vectors.append(vector if vector is not None else
+                               self.engine.embedder.embed([d.text])[0])
             except Exception as exc:
                 vectors.append(None)
                 dead[d.observation_ids[0]] = f"embed: {exc!r}"
