@@ -191,14 +191,24 @@ RAW_SAMPLE = 10_000
 
 def raw_embedder(mem: MemFuse, path: Path, batch: int) -> dict[str, float]:
     """The embedder alone on the first ingested texts, in batches of the ingest size: the
-    ceiling of ingest throughput (the same process, after ingesting)."""
+    ceiling of ingest throughput (the same process, after ingesting). Ingest embeds each
+    distinct text once, so the same texts less repeats are timed too: observations per
+    second if only those were embedded."""
     texts = [o.text for o in next(chunks(path, RAW_SAMPLE), [])]
-    t0 = time.perf_counter()
-    for i in range(0, len(texts), batch):
-        mem.embedder.embed(texts[i : i + batch])
-    seconds = time.perf_counter() - t0
+
+    def seconds_for(some: list[str]) -> float:
+        t0 = time.perf_counter()
+        for i in range(0, len(some), batch):
+            mem.embedder.embed(some[i : i + batch])
+        return time.perf_counter() - t0
+
+    seconds = seconds_for(texts)
+    distinct = list(dict.fromkeys(texts))
+    distinct_seconds = seconds_for(distinct)
     return {"texts": len(texts), "seconds": round(seconds, 2),
-            "obs_per_s": round(len(texts) / seconds, 1)}
+            "obs_per_s": round(len(texts) / seconds, 1),
+            "distinct_texts": len(distinct), "distinct_seconds": round(distinct_seconds, 2),
+            "distinct_obs_per_s": round(len(texts) / distinct_seconds, 1)}
 
 
 CHUNK = 20_000
@@ -343,6 +353,10 @@ def target_lines(result: dict[str, Any]) -> list[str]:
     if "raw_embedder" in ing:
         ratio = ing["obs_per_s"] / ing["raw_embedder"]["obs_per_s"]
         rows.insert(1, ("ingest throughput / raw embedder", f"{ratio:.2f}x", ">= 0.8x"))
+        if "distinct_obs_per_s" in ing["raw_embedder"]:
+            ratio = ing["obs_per_s"] / ing["raw_embedder"]["distinct_obs_per_s"]
+            rows.insert(2, ("  / raw embedder on the distinct texts", f"{ratio:.2f}x",
+                            "(what ingest embeds)"))
     out = [f"targets at {result['size']:,} observations ({result['embedder']}):"]
     out += [f"  {name:<42} {value:>18}   goal {goal}" for name, value, goal in rows]
     return out

@@ -45,7 +45,12 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
         lines += [f"The embedder alone on the first {raw['texts']:,} texts, same batches, same "
                   f"process: {raw['obs_per_s']} obs/s; ingest reaches "
                   f"{ing['obs_per_s'] / raw['obs_per_s']:.2f}x of it (stages overlap: the next "
-                  "batch is embedded while the previous one commits).", ""]
+                  "batch is embedded while the previous one commits)."
+                  + (f" Ingest embeds each distinct text once: the same {raw['texts']:,} "
+                     f"observations hold {raw['distinct_texts']:,} distinct texts, which the "
+                     f"embedder alone takes at {raw['distinct_obs_per_s']} observations/s; "
+                     f"ingest reaches {ing['obs_per_s'] / raw['distinct_obs_per_s']:.2f}x of "
+                     "that." if "distinct_texts" in raw else ""), ""]
     without = r.get("search_excluding_query_embedding")
     if without:
         e = r["query_embedding_ms"]
