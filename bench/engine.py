@@ -142,8 +142,7 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
         # Counted by distance too: a vector tied with the exact k-th is as good a
         # neighbour (bag-of-words vectors tie often; e5's almost never do); a point
         # counts once per event it stands for.
-        found = np.repeat(dist[0], copies[got[0]])[:k]
-        tied.append(float(np.mean(found <= limit + 1e-6)))
+        tied.append(float(np.mean(records_found(got[0], dist[0], copies, k) <= limit + 1e-6)))
         t0 = time.perf_counter()
         sims = vecs @ q
         top = np.argpartition(-sims, k)[:k]
@@ -158,6 +157,13 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
             "hnsw_recall_ties_counted": round(float(np.mean(tied)), 4),
             "hnsw_ms": percentiles(t_hnsw), "numpy_bruteforce_ms": percentiles(t_numpy),
             "ef_search": mem.config.index.hnsw_ef_search, "curve": points}
+
+
+def records_found(labels: np.ndarray, dists: np.ndarray, copies: np.ndarray | None,
+                  k: int) -> np.ndarray:
+    """The distances of the first k records the labels found stand for (with ``copies``,
+    records per label; without, a record per label)."""
+    return dists if copies is None else np.repeat(dists, copies[labels])[:k]
 
 
 def recall_curve(index: hnswlib.Index, queries: np.ndarray, truths: Sequence[set[int]],
@@ -177,8 +183,8 @@ def recall_curve(index: hnswlib.Index, queries: np.ndarray, truths: Sequence[set
             got, dist = index.knn_query(q.reshape(1, -1), k=k, num_threads=1)
             times.append((time.perf_counter() - t0) * 1000.0)
             plain.append(len(set(got[0].tolist()) & truth) / k)
-            found = dist[0] if copies is None else np.repeat(dist[0], copies[got[0]])[:k]
-            tied.append(float(np.mean(found <= limit + 1e-6)))
+            tied.append(float(np.mean(records_found(got[0], dist[0], copies, k)
+                                      <= limit + 1e-6)))
         points.append({"ef_search": ef, "recall": round(float(np.mean(plain)), 4),
                        "recall_ties_counted": round(float(np.mean(tied)), 4),
                        "ms": percentiles(times)})

@@ -65,7 +65,6 @@ class GreedyGrammar:
         self._one = (low.llama_token_data * 1)()
         self._eos = int(llama.token_eos())
         self._prompt: int | None = None  # tokens before the completion
-        self.looped = False  # the completion was ended because it repeated itself
         self.failed = False  # nothing allowed: the grammar stops constraining (never happens
         # with a valid grammar; the caller's JSON parse then fails loudly)
 
@@ -75,8 +74,7 @@ class GreedyGrammar:
             return scores
         if self._prompt is None:
             self._prompt = len(input_ids)
-        if looping(input_ids[self._prompt:].tolist()):
-            self.looped = True
+        if looping(input_ids[self._prompt:].tolist()):  # end the completion here
             out = np.full_like(scores, -np.inf)
             out[self._eos] = 0.0
             return out
