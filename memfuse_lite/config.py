@@ -198,10 +198,16 @@ class FusionConfig:
     neighbour_ef: int = 64
     """HNSW search breadth for the ``neighbours`` nearest events (retrieval's is
     ``IndexConfig.hnsw_ef_search``): candidates need only be near, the pair model ranks them."""
+    recent_events: int = 4096
+    """Stored events whose fusion view (vector included, about 2.5 KB) and terms are kept
+    between batches: one batch's candidates are largely the next one's (0: read each
+    batch afresh)."""
 
     def __post_init__(self) -> None:
         if self.time_neighbours < 0:
             raise ValueError("time_neighbours must be >= 0")
+        if self.recent_events < 0:
+            raise ValueError("recent_events must be >= 0")
         for name in ("zone_size", "neighbours", "window_days", "max_members", "neighbour_ef"):
             _positive(name, getattr(self, name))
         if not 0 <= self.ambiguous_threshold <= self.join_threshold <= 1.5:

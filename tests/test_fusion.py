@@ -175,6 +175,28 @@ def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
     two.close()
 
 
+def test_stored_events_kept_between_batches_change_no_decision(tmp_path: Path, embedder,
+                                                              model_dir: Path) -> None:
+    def run(name: str, recent: int) -> tuple[object, ...]:
+        mem = MemFuse(tmp_path / name, embedder=embedder, config=MemFuseConfig(
+            model_dir=model_dir, ingest=IngestConfig(batch_size=1, batch_latency_s=0),
+            fusion=FusionConfig(recent_events=recent)))
+        try:
+            ingest(mem, DENTIST)
+            with mem.engine.store.reading() as db:
+                (gone,) = db.execute("SELECT id FROM observations WHERE external_id = ?",
+                                     (DENTIST[2][0],)).fetchone()
+            mem.forget(observation=int(gone))
+            ingest(mem, TRIP + GRANDMA)
+            return clusters(mem), {k: edges(mem, k) for k in ("causal", "supersedes", "same_as")}
+        finally:
+            mem.close()
+
+    kept = run("kept", 4096)
+    assert kept == run("read-afresh", 0)
+    assert any(len(c) > 1 for c in kept[0])
+
+
 def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> None:
     mem = open_memory()
     ingest(mem, DENTIST)

@@ -97,3 +97,25 @@ def test_read_once_loads_each_id_once_and_rereads_what_it_may_not_keep() -> None
     assert rows.get([3, 7, 9, 3]) == {3: "v3", 7: "v7"}
     assert rows.get([7, 3]) == {7: "v7", 3: "v3"}, "in the order asked"
     assert calls == [[3, 7, 9], [7]], "3 was kept; 7 may not be kept, so it is read again"
+
+
+def test_a_shared_memo_of_recent_reads_outlives_one_reader_and_drops_the_oldest() -> None:
+    from memfuse_lite.once import ReadOnce, Recent
+
+    calls: list[list[int]] = []
+
+    def load(ids: list[int]) -> dict[int, str]:
+        calls.append(ids)
+        return {i: f"v{i}" for i in ids}
+
+    memo: Recent[str] = Recent(2)
+    assert ReadOnce(load, memo=memo).get([1, 2]) == {1: "v1", 2: "v2"}
+    assert ReadOnce(load, memo=memo).get([1, 3]) == {1: "v1", 3: "v3"}, "1 came from the memo"
+    assert ReadOnce(load, memo=memo).get([2, 1]) == {2: "v2", 1: "v1"}
+    assert calls == [[1, 2], [3], [2]], "2 was the least recently used when 3 came"
+    assert len(memo) == 2
+    nothing: Recent[str] = Recent(0)
+    ReadOnce(load, memo=nothing).get([5])
+    assert len(nothing) == 0
+    with pytest.raises(ValueError):
+        Recent(-1)

@@ -24,7 +24,7 @@ import apsw
 import numpy as np
 
 from ..config import FusionConfig
-from ..once import ReadOnce
+from ..once import ReadOnce, Recent
 from ..records import Edge
 from ..sources import profile_of
 from ..store import fused as fused_sql
@@ -163,7 +163,9 @@ class FusionAgent:
         self.neighbours = neighbours
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
-        # stored rows read once per batch (its events share candidates; set by fuse())
+        # stored events' views and terms, kept between batches (see _read_once)
+        self._recent_views: Recent[EventView] = Recent(cfg.recent_events)
+        self._recent_terms: Recent[frozenset[str]] = Recent(cfg.recent_events)
         self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
         if cfg.scorer == "learned" and model is None:
@@ -177,8 +179,15 @@ class FusionAgent:
             self.model_bands = Bands(join, max(0.0, join - 0.2), max(join, 0.9), learned=True)
 
     def load_zone(self, db: apsw.Connection) -> None:
-        """Rebuild the zone from the store (at open)."""
+        """Rebuild the zone from the store (at open, after events were deleted)."""
+        self.reset()
         self.zone = deque(last_views(db, self.cfg.zone_size), maxlen=self.cfg.zone_size)
+
+    def reset(self) -> None:
+        """Forget the zone and the stored events read so far (their rows changed)."""
+        self.zone.clear()
+        self._recent_views.clear()
+        self._recent_terms.clear()
 
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
@@ -240,12 +249,18 @@ class FusionAgent:
         return list(zip(candidates, self._features(db, e, candidates, terms, df), strict=True))
 
     def _read_once(self, db: apsw.Connection, first: int) -> None:
-        """Read stored candidates' views and terms once from here on (rows do not change
-        while a batch's transaction runs, except the terms of events from ``first`` on,
-        stored as each is fused: those are read afresh)."""
-        self._stored_views = ReadOnce(lambda ids: load_views(db, ids))
-        self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids),
-                                      keep=lambda i: i < first)
+        """Read stored candidates' views and terms through the recent ones from here on.
+        Stored events do not change while the memory is open, except when deleted or
+        renumbered (then :meth:`reset` runs); events from ``first`` on are this batch's,
+        whose ids a rolled-back transaction gives out again, and whose terms are stored
+        as each is fused: those are never kept."""
+        def committed(i: int) -> bool:
+            return i < first
+
+        self._stored_views = ReadOnce(lambda ids: load_views(db, ids), keep=committed,
+                                      memo=self._recent_views)
+        self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids), keep=committed,
+                                      memo=self._recent_terms)
 
     def _terms(self, db: apsw.Connection, e: EventView
                ) -> tuple[frozenset[str], dict[str, int]]:

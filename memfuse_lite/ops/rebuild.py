@@ -27,7 +27,7 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
             # crash before then has them rewritten at the next open
             mark_documents_stale(db)
         fusion.graph = FusionGraph(store)
-        fusion.agent.zone.clear()
+        fusion.agent.reset()
         with store.reading() as db:
             ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
         for start in range(0, len(ids), batch):
