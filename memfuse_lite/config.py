@@ -58,7 +58,14 @@ class IngestConfig:
 @dataclass(frozen=True, slots=True)
 class IndexConfig:
     """HNSW parameters, how often the dense index is written to disk, and the share of
-    deleted vectors (after ``forget``) at which it is rebuilt without them."""
+    deleted vectors (after ``forget``) at which it is rebuilt without them.
+
+    The defaults keep recall@20 against exact search at 1.000 on 100k e5 vectors and
+    0.957 / 0.936 at 300k / 1M (``python3 -m bench ann``). A memory meant to grow past a
+    few hundred thousand events should be created with ``hnsw_m=32,
+    hnsw_ef_construction=800``: 0.998 at 1M at the same ``hnsw_ef_search`` (p50 1.2 ms),
+    for an index 8% larger that takes 2.1× as long to build (``M`` is fixed when the
+    index is built; a saved index keeps its own until ``MemFuse.rebuild_indexes()``)."""
 
     hnsw_m: int = 16
     hnsw_ef_construction: int = 400

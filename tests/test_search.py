@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,24 @@ def test_indexes_catch_up_and_rebuild_from_sqlite(open_memory, tmp_path: Path) -
     assert [h.event_id for h in after["hybrid"]][:3] == [h.event_id for h in before["hybrid"]][:3]
     assert {h.event_id for h in after["dense"]} == {h.event_id for h in before["dense"]}
     assert mem.engine.dense.labels() == mem.engine.text.labels() == set(range(1, len(CORPUS) + 1))
+
+
+def test_hnsw_parameters_of_a_new_config_apply_when_the_indexes_are_rebuilt(
+        open_memory, config, tmp_path: Path) -> None:
+    mem = open_memory()
+    fill(mem)
+    m_built = mem.engine.dense.index.M
+    assert m_built == config.index.hnsw_m
+    mem.close()
+    wider = replace(config, index=replace(config.index, hnsw_m=32, hnsw_ef_construction=800))
+    mem = open_memory(tmp_path / "mem", config=wider)
+    m_kept = mem.engine.dense.index.M
+    assert m_kept == config.index.hnsw_m, "a saved graph keeps its M"
+    before = top_text(mem, "dentist appointment", "dense")
+    mem.rebuild_indexes()
+    assert mem.engine.dense.index.M == 32
+    assert mem.engine.dense.index.ef_construction == 800
+    assert top_text(mem, "dentist appointment", "dense") == before
 
 
 def test_index_behind_the_store_catches_up(open_memory, tmp_path: Path) -> None:
