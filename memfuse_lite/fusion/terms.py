@@ -8,6 +8,7 @@ when fusion is rebuilt.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections import defaultdict
@@ -24,8 +25,6 @@ DF_CAP = 64
 """Document frequencies are counted up to this many earlier events (rarer is what counts)."""
 RARE_DF = 30
 """A term shared with at most this many earlier events can bring in a candidate."""
-POSTINGS = 100
-"""Earlier events read per rare term (the latest first)."""
 
 
 TERMS_FORMAT = "2"
@@ -60,13 +59,16 @@ def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozen
 
 def document_frequencies(db: apsw.Connection, terms: Iterable[str], before: int
                          ) -> dict[str, int]:
-    """How many events before ``before`` hold each term (counted up to ``DF_CAP``)."""
-    out: dict[str, int] = {}
-    for t in terms:
-        row = db.execute("SELECT count(*) FROM (SELECT 1 FROM event_terms WHERE term = ?"
-                         " AND event_id < ? LIMIT ?)", (t, before, DF_CAP)).fetchone()
-        out[t] = int(row[0]) if row is not None else 0
-    return out
+    """How many events before ``before`` hold each term (counted up to ``DF_CAP``), in
+    one statement (an event has a few dozen terms)."""
+    wanted = sorted(set(terms))
+    if not wanted:
+        return {}
+    rows = db.execute(
+        "SELECT t.value, (SELECT count(*) FROM (SELECT 1 FROM event_terms"
+        " WHERE term = t.value AND event_id < ?1 LIMIT ?2)) FROM json_each(?3) AS t",
+        (before, DF_CAP, json.dumps(wanted, ensure_ascii=False)))
+    return {str(term): int(n) for term, n in rows}
 
 
 def idf(df: int, before: int) -> float:
@@ -77,16 +79,17 @@ def idf(df: int, before: int) -> float:
 
 def rare_matches(db: apsw.Connection, before: int, df: dict[str, int], limit: int
                  ) -> list[tuple[int, float]]:
-    """Earlier events sharing the rarest terms, by summed idf of what they share."""
+    """Earlier events sharing the rarest terms, by summed idf of what they share. A rare
+    term has at most ``RARE_DF`` earlier events, so all of them are read (one statement)."""
+    weights = {t: idf(n, before) for t, n in df.items() if 0 < n <= RARE_DF}
+    if not weights:
+        return []
     score: dict[int, float] = defaultdict(float)
-    for term, n in df.items():
-        if n == 0 or n > RARE_DF:
-            continue
-        weight = idf(n, before)
-        for (eid,) in db.execute(
-                "SELECT event_id FROM event_terms WHERE term = ? AND event_id < ?"
-                " ORDER BY event_id DESC LIMIT ?", (term, before, POSTINGS)):
-            score[int(eid)] += weight
+    for term, eid in db.execute(
+            "SELECT term, event_id FROM event_terms WHERE event_id < ?1"
+            " AND term IN (SELECT value FROM json_each(?2))",
+            (before, json.dumps(sorted(weights), ensure_ascii=False))):
+        score[int(eid)] += weights[str(term)]
     return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
 
 
