@@ -297,6 +297,8 @@ def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
         FusionConfig(scorer="neural")
     with pytest.raises(ValueError, match="neighbour_ef"):
         FusionConfig(neighbour_ef=0)
+    with pytest.raises(ValueError, match="recent_events"):
+        FusionConfig(recent_events=-1)
 
 
 def test_the_fitting_script_reads_the_probabilities_fusion_joined_by(
