@@ -208,7 +208,7 @@ class FusionConfig:
     recent_events: int = 4096
     """Stored events whose fusion view (vector and text included) and terms are kept
     between batches: one batch's candidates are largely the next one's, and about three
-    in four are then found here (0: read each batch afresh). 4,096 take about 20 MB."""
+    in four are then found here (0: read every time). 4,096 take about 20 MB."""
 
     def __post_init__(self) -> None:
         if self.time_neighbours < 0:

@@ -8,31 +8,32 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
+K = TypeVar("K")
 V = TypeVar("V")
 
 
-class Recent(Generic[V]):
-    """Values by id, at most ``capacity`` of them: the least recently used go first."""
+class Recent(Generic[K, V]):
+    """Values (never None) by key, at most ``capacity`` of them: the least recently used
+    go first. Not locked: a caller shared between threads holds its own lock."""
 
     def __init__(self, capacity: int | None = None) -> None:
         """``capacity`` None: unbounded (one scope's reads)."""
         if capacity is not None and capacity < 0:
             raise ValueError("capacity must be >= 0")
         self.capacity = capacity
-        self._items: OrderedDict[int, V] = OrderedDict()
+        self._items: OrderedDict[K, V] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def __contains__(self, key: int) -> bool:
-        return key in self._items
+    def get(self, key: K) -> V | None:
+        """The value of ``key``, now the most recently used; None if not held."""
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
 
-    def take(self, key: int) -> V:
-        """The value of a held ``key``, now the most recently used."""
-        self._items.move_to_end(key)
-        return self._items[key]
-
-    def put(self, key: int, value: V) -> None:
+    def put(self, key: K, value: V) -> None:
         if self.capacity == 0:
             return
         self._items[key] = value
@@ -52,15 +53,16 @@ class ReadOnce(Generic[V]):
 
     def __init__(self, load: Callable[[list[int]], dict[int, V]],
                  keep: Callable[[int], bool] | None = None,
-                 memo: Recent[V] | None = None) -> None:
+                 memo: Recent[int, V] | None = None) -> None:
         self._load = load
         self._keep = keep
-        self._seen: Recent[V] = memo if memo is not None else Recent()
+        self._seen: Recent[int, V] = memo if memo is not None else Recent()
 
     def get(self, ids: Iterable[int]) -> dict[int, V]:
         """The values of ``ids`` that exist, in the order asked."""
         ids = list(dict.fromkeys(ids))
-        have = {i: self._seen.take(i) for i in ids if i in self._seen}
+        held = {i: self._seen.get(i) for i in ids}
+        have = {i: v for i, v in held.items() if v is not None}
         missing = [i for i in ids if i not in have]
         found = self._load(missing) if missing else {}
         for i, v in found.items():

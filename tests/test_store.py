@@ -108,13 +108,13 @@ def test_a_shared_memo_of_recent_reads_outlives_one_reader_and_drops_the_oldest(
         calls.append(ids)
         return {i: f"v{i}" for i in ids}
 
-    memo: Recent[str] = Recent(2)
+    memo: Recent[int, str] = Recent(2)
     assert ReadOnce(load, memo=memo).get([1, 2]) == {1: "v1", 2: "v2"}
     assert ReadOnce(load, memo=memo).get([1, 3]) == {1: "v1", 3: "v3"}, "1 came from the memo"
     assert ReadOnce(load, memo=memo).get([2, 1]) == {2: "v2", 1: "v1"}
     assert calls == [[1, 2], [3], [2]], "2 was the least recently used when 3 came"
     assert len(memo) == 2
-    nothing: Recent[str] = Recent(0)
+    nothing: Recent[int, str] = Recent(0)
     ReadOnce(load, memo=nothing).get([5])
     assert len(nothing) == 0
     with pytest.raises(ValueError):

@@ -17,10 +17,11 @@ import re
 import threading
 import unicodedata
 from array import array
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from ..once import Recent
 
 SPACE = "\u2581"
 UNK_PENALTY = 10.0
@@ -44,7 +45,7 @@ class CompactUnigram:
         self._specials = specials
         self._special_re = re.compile("|".join(re.escape(s) for s in sorted(
             specials, key=len, reverse=True))) if specials else None
-        self._cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._cache: Recent[str, tuple[int, ...]] = Recent(CACHE_WORDS)
         self._cache_lock = threading.Lock()  # ingestion and queries tokenise concurrently
 
     @classmethod
@@ -123,14 +124,11 @@ class CompactUnigram:
     def _word(self, word: str) -> tuple[int, ...]:
         with self._cache_lock:
             hit = self._cache.get(word)
-            if hit is not None:
-                self._cache.move_to_end(word)
-                return hit
+        if hit is not None:
+            return hit
         ids = self._viterbi(word)
         with self._cache_lock:
-            self._cache[word] = ids
-            if len(self._cache) > CACHE_WORDS:
-                self._cache.popitem(last=False)
+            self._cache.put(word, ids)
         return ids
 
     def _viterbi(self, word: str) -> tuple[int, ...]:

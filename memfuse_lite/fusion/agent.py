@@ -164,8 +164,8 @@ class FusionAgent:
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
         # stored events' views and terms, kept between batches (see _read_once)
-        self._recent_views: Recent[EventView] = Recent(cfg.recent_events)
-        self._recent_terms: Recent[frozenset[str]] = Recent(cfg.recent_events)
+        self._recent_views: Recent[int, EventView] = Recent(cfg.recent_events)
+        self._recent_terms: Recent[int, frozenset[str]] = Recent(cfg.recent_events)
         self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
         if cfg.scorer == "learned" and model is None:
