@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(run())
         mem.close()
         row = {"llm": llm or "none (extractive)", "pipeline": label, **scores.summary(),
-               **baseline}
+               **baseline, "by_type": scores.by_type(questions)}
         rows.append(row)
         print(f"{row['llm']:<20} {label:<8} p50 {row['latency_ms']['p50']} ms "
               f"p95 {row['latency_ms']['p95']} ms  {row['llm_calls_per_q']} calls, "
@@ -134,6 +134,7 @@ class Scores:
     checklist: list[float] = field(default_factory=list)
     choices: list[float] = field(default_factory=list)
     modes: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, q: dict[str, Any], answer: Answer, llm: str, pipeline: str) -> dict[str, Any]:
         """Score one answer; returns its per-question record."""
@@ -164,7 +165,34 @@ class Scores:
                 len(q["checklist"])
             self.checklist.append(share)
             record["checklist"] = round(share, 3)
+        self.records.append(record)
         return record
+
+    def by_type(self, questions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The row's figures per question type (category): questions, citation precision
+        and recall, answer checklist, multiple-choice accuracy beside the rate of always
+        answering the letter most often right among all these questions (``questions``)."""
+        letters = Counter(q["answer"] for q in questions if q.get("choices"))
+        majority = letters.most_common(1)[0][0] if letters else None
+        out: dict[str, dict[str, Any]] = {}
+        for kind in sorted({str(r["category"]) for r in self.records}):
+            rows = [r for r in self.records if str(r["category"]) == kind]
+            cited = sum(len(r["cited"]) for r in rows)
+            gold = sum(len(r["gold"]) for r in rows)
+            hit = sum(len({tuple(c) for c in r["cited"]} & {tuple(g) for g in r["gold"]})
+                      for r in rows)
+            mc = [r for r in rows if "correct" in r]
+            checklist = [r["checklist"] for r in rows if "checklist" in r]
+            out[kind] = {
+                "questions": len(rows),
+                "citation_precision": round(hit / cited, 3) if cited else None,
+                "citation_recall": round(hit / gold, 3) if gold else None,
+                "answer_checklist": round(sum(checklist) / len(checklist), 3)
+                if checklist else None,
+                "mc_accuracy": round(sum(r["correct"] for r in mc) / len(mc), 3) if mc else None,
+                "mc_majority": round(sum(r["expected"] == majority for r in mc) / len(mc), 3)
+                if mc else None}
+        return out
 
     def summary(self) -> dict[str, Any]:
         """The row's figures."""

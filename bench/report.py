@@ -326,6 +326,23 @@ def ask_section(r: dict[str, Any]) -> list[str]:
                      f"{_or_dash(row.get('answer_checklist'))} | "
                      f"{_or_dash(row.get('mc_accuracy'))} | {_or_dash(row.get('mc_chance'))} | "
                      f"{_or_dash(row.get('mc_majority'))} |")
+    typed = [row for row in r["rows"] if row.get("by_type")]
+    if typed:
+        lines += ["", "Per question type (multiple choice beside the rate of the letter most "
+                  "often right among all these questions):", "",
+                  "| question type | questions | answer LLM | pipeline | citation precision "
+                  "| citation recall | answer checklist | multiple choice "
+                  "| most frequent letter |", "|---|---|---|---|---|---|---|---|---|"]
+        for kind in sorted({k for row in typed for k in row["by_type"]}):
+            for row in typed:
+                t = row["by_type"].get(kind)
+                if t is None:
+                    continue
+                lines.append(f"| {kind} | {t['questions']} | {row['llm']} | {row['pipeline']} | "
+                             f"{_or_dash(t['citation_precision'])} | "
+                             f"{_or_dash(t['citation_recall'])} | "
+                             f"{_or_dash(t['answer_checklist'])} | "
+                             f"{_or_dash(t['mc_accuracy'])} | {_or_dash(t['mc_majority'])} |")
     return lines + [""]
 
 
