@@ -162,6 +162,30 @@ def test_audience_is_filtered_inside_the_index(kind: str, tmp_path: Path) -> Non
     index.close()
 
 
+def test_each_search_sees_the_changes_made_since_the_last(kind: str, tmp_path: Path) -> None:
+    # a viewer's visibility is worked out once and kept between searches (dense): every
+    # addition, removal and reset must still show in the next search
+    emb = FakeEmbedder()
+    index = open_index(kind, tmp_path, emb)
+
+    def found(viewer: str = "ana") -> set[int]:  # "dinner with grandma": 2, 101, 201, 301
+        return {i for i, _ in query(kind, index, emb, "dinner with grandma", viewer, k=20)}
+
+    index.add(rows(emb))
+    assert 2 in found("ben")
+    index.add(rows(emb, start=100, audience=("ben",)))
+    assert {2, 101} <= found("ben") and 101 not in found()
+    index.remove([2, 101])
+    assert not found("ben") & {2, 101} and 2 not in found()
+    index.add(rows(emb, start=200))
+    assert 201 in found() and 201 in found("ben")
+    index.reset()
+    assert not found("ben")
+    index.add(rows(emb, start=300, audience=("ana",)))
+    assert not found("ben") and 301 in found()
+    index.close()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "delete"])
 def test_damaged_files_are_detected(kind: str, damage: str, tmp_path: Path) -> None:
     emb = FakeEmbedder()

@@ -90,6 +90,12 @@ class FusionGraph:
         with self._store.looking_up() as db:
             return fused_sql.fused_of(db, [event_id]).get(event_id)
 
+    def fused_of_many(self, event_ids: Iterable[int]) -> dict[int, int]:
+        """:meth:`fused_of` of many events in one statement (events in no memory are left
+        out)."""
+        with self._store.looking_up() as db:
+            return fused_sql.fused_of(db, list(event_ids))
+
     def members(self, fused_id: int) -> list[int]:
         """Event ids of a fused memory."""
         with self._store.looking_up() as db:

@@ -103,6 +103,9 @@ class HnswIndex(DenseIndex):
         self._persist_seconds = 0.0
         self._dirty = False
         self.watermark = 0
+        # viewer -> live events that viewer may see; emptied whenever an event is
+        # described, removed or the arrays are replaced (:meth:`_changed`)
+        self._seen: dict[str, np.ndarray] = {}
         self._load()
 
     def _new(self, capacity: int = 1024) -> hnswlib.Index:
@@ -185,6 +188,7 @@ class HnswIndex(DenseIndex):
         self._codes = {name: i for i, name in enumerate(codes)}
         self._audiences = audiences
         self._audience_codes = {a: i for i, a in enumerate(audiences)}
+        self._changed()
         return True
 
     def _save_filters(self) -> dict[str, object]:
@@ -215,10 +219,15 @@ class HnswIndex(DenseIndex):
     def _code(self, name: str) -> int:
         return self._codes.setdefault(name, len(self._codes))
 
+    def _changed(self) -> None:
+        """Forget the viewers' visibility masks (an event's liveness or audience changed)."""
+        self._seen = {}
+
     def _reserve(self, top: int) -> None:
         """Room in the per-event arrays for ids below ``top``."""
         if top <= len(self._when):
             return
+        self._changed()
         size = max(top, 2 * len(self._when), 1024)
         self._when = _grow(self._when, size, np.nan)
         self._ts = _grow(self._ts, size, np.nan)
@@ -234,6 +243,7 @@ class HnswIndex(DenseIndex):
             return
         with self._lock:
             self._reserve(max(r.id for r in rows) + 1)
+            self._changed()
             for r in rows:
                 self._when[r.id] = r.when_epoch
                 self._ts[r.id] = r.ts_epoch
@@ -249,6 +259,7 @@ class HnswIndex(DenseIndex):
             self._aud[:] = NOBODY
             self._deleted = set()
             self._live[:] = False
+            self._changed()
             self._point[:] = -1
             self._copies, self._by_text, self._dead_points = {}, {}, set()
             self._present = 0
@@ -303,6 +314,7 @@ class HnswIndex(DenseIndex):
                     continue  # never added, or already removed
                 self._deleted.add(i)
                 self._live[i] = False
+                self._changed()
                 point = int(self._point[i])
                 if point in self._deleted and all(
                         c in self._deleted for c in self._copies.get(point, ())):
@@ -349,11 +361,15 @@ class HnswIndex(DenseIndex):
         return int(self.index.get_current_count()) - len(self._dead_points)
 
     def allowed(self, viewer: str, where: IndexFilter | None = None) -> np.ndarray:
-        """Boolean mask over event ids: live, visible to ``viewer`` and within ``where``."""
-        mask = self._live.copy()
-        seen_by_viewer = [c for c, aud in enumerate(self._audiences) if viewer in aud]
-        mask &= _member(self._aud, [HOUSEHOLD, *seen_by_viewer], low=NOBODY,
-                        high=len(self._audiences))
+        """Boolean mask over event ids: live, visible to ``viewer`` and within ``where``
+        (a fresh array the caller may change)."""
+        seen = self._seen.get(viewer)
+        if seen is None:  # one table lookup per event: kept until an event changes
+            seen_by_viewer = [c for c, aud in enumerate(self._audiences) if viewer in aud]
+            seen = self._live & _member(self._aud, [HOUSEHOLD, *seen_by_viewer],
+                                        low=NOBODY, high=len(self._audiences))
+            self._seen[viewer] = seen
+        mask = seen.copy()
         if where is not None:
             if where.start is not None:
                 mask &= self._when >= where.start

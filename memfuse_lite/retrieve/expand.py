@@ -32,6 +32,8 @@ def expand(
     frontier = dict(seeds)
     for hop in range(1, max(cfg.causal_hops, cfg.semantic_hops, 1) + 1):
         reached: dict[int, tuple[float, str]] = {}
+        memory_of = graph.fused_of_many(frontier) if hop == 1 else {}
+        members: dict[int, list[int]] = {}  # seeds of one memory share its member list
         for eid, score in frontier.items():
             decayed = score * cfg.hop_decay
             for edge in graph.edges_of(eid):
@@ -48,9 +50,11 @@ def expand(
                 if reached.get(other, (0.0, ""))[0] < decayed:
                     reached[other] = (decayed, kind)
             if hop == 1:
-                fid = graph.fused_of(eid)
+                fid = memory_of.get(eid)
                 if fid is not None:
-                    for sibling in graph.members(fid):  # at a tie membership wins: it is
+                    if fid not in members:
+                        members[fid] = graph.members(fid)
+                    for sibling in members[fid]:  # at a tie membership wins: it is
                         # not scaled by relevance below (unless member_relevance)
                         if sibling != eid and reached.get(sibling, (0.0, ""))[0] <= decayed:
                             reached[sibling] = (decayed, "member_of")

@@ -233,10 +233,12 @@ class FusedRetriever:
                  events: dict[int, AtomicEvent], superseded: dict[int, tuple[int, ...]],
                  graph: FusionGraph | None, viewer: str, k: int) -> Context:
         fused: list[FusedMemory] = []
+        memory_of = graph.fused_of_many(eid for _, eid, _ in scored[:k]) \
+            if graph is not None else {}
         if self.cfg.use_fused_summaries and graph is not None:
             seen: set[int] = set()
             for _, eid, _ in scored[:k]:
-                fid = graph.fused_of(eid)
+                fid = memory_of.get(eid)
                 if fid is None or fid in seen or len(graph.members(fid)) < 2:
                     continue
                 seen.add(fid)
@@ -251,7 +253,7 @@ class FusedRetriever:
         hits = tuple(
             Hit(event_id=eid, score=score, text=events[eid].text,
                 provenance=events[eid].provenance,
-                fused_id=graph.fused_of(eid) if graph is not None else None,
+                fused_id=memory_of.get(eid),
                 superseded_by=superseded.get(eid, ()), via=via)
             for score, eid, via in scored[:slots])
         return Context(hits, tuple(fused), plan)
