@@ -87,8 +87,7 @@ class FusionGraph:
 
     def fused_of(self, event_id: int) -> int | None:
         """The fused memory an event belongs to (the newest, for continuations)."""
-        with self._store.looking_up() as db:
-            return fused_sql.fused_of(db, [event_id]).get(event_id)
+        return self.fused_of_many([event_id]).get(event_id)
 
     def fused_of_many(self, event_ids: Iterable[int]) -> dict[int, int]:
         """:meth:`fused_of` of many events in one statement (events in no memory are left

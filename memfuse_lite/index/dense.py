@@ -227,7 +227,6 @@ class HnswIndex(DenseIndex):
         """Room in the per-event arrays for ids below ``top``."""
         if top <= len(self._when):
             return
-        self._changed()
         size = max(top, 2 * len(self._when), 1024)
         self._when = _grow(self._when, size, np.nan)
         self._ts = _grow(self._ts, size, np.nan)
@@ -314,12 +313,12 @@ class HnswIndex(DenseIndex):
                     continue  # never added, or already removed
                 self._deleted.add(i)
                 self._live[i] = False
-                self._changed()
                 point = int(self._point[i])
                 if point in self._deleted and all(
                         c in self._deleted for c in self._copies.get(point, ())):
                     self.index.mark_deleted(point)
                     self._dead_points.add(point)
+            self._changed()
             self._dirty = True
 
     def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[EventRecord]]]) -> bool:
