@@ -109,20 +109,10 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
               ) -> dict[str, Any]:
     """HNSW recall@k against exact search, and HNSW vs numpy brute-force latency (and,
     with ``curve``, recall and latency over :data:`EF_CURVE`)."""
-    dense = mem.engine.dense
-    if not isinstance(dense, HnswIndex):
-        raise SystemExit(f"the ANN check reads hnswlib directly; this memory's dense index "
-                         f"is {type(dense).__name__}")
-    # The graph's points (events of one text share one) and the events each stands for.
-    ids, counts = dense.points()
+    dense = hnsw_of(mem)
+    ids, counts, vecs = point_vectors(dense)
     copies = np.zeros(int(ids.max()) + 1 if len(ids) else 0, dtype=np.int64)
     copies[ids] = counts
-    # One copy of the vectors (hnswlib stores them unit length), read a block at a time.
-    vecs = np.empty((len(ids), dense.dims), dtype=np.float32)
-    done = 0
-    for _, block in dense.vector_blocks(ids):
-        vecs[done:done + len(block)] = block
-        done += len(block)
     qvecs = mem.embedder.embed(texts, role="query")
     qvecs = qvecs / np.maximum(np.linalg.norm(qvecs, axis=1, keepdims=True), 1e-12)
     dense.index.set_ef(max(mem.config.index.hnsw_ef_search, k))
@@ -157,6 +147,86 @@ def ann_check(mem: MemFuse, texts: list[str], k: int = 20, curve: bool = True
             "hnsw_recall_ties_counted": round(float(np.mean(tied)), 4),
             "hnsw_ms": percentiles(t_hnsw), "numpy_bruteforce_ms": percentiles(t_numpy),
             "ef_search": mem.config.index.hnsw_ef_search, "curve": points}
+
+
+def hnsw_of(mem: MemFuse) -> HnswIndex:
+    """The memory's hnswlib index (the ANN checks read it directly)."""
+    dense = mem.engine.dense
+    if not isinstance(dense, HnswIndex):
+        raise SystemExit(f"the ANN check reads hnswlib directly; this memory's dense index "
+                         f"is {type(dense).__name__}")
+    return dense
+
+
+def point_vectors(dense: HnswIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The graph's live points (events of one text share one), the events each stands
+    for, and one copy of their vectors (unit length, as hnswlib stores them), read a
+    block at a time."""
+    ids, counts = dense.points()
+    vecs = np.empty((len(ids), dense.dims), dtype=np.float32)
+    done = 0
+    for _, block in dense.vector_blocks(ids):
+        vecs[done:done + len(block)] = block
+        done += len(block)
+    return ids, counts, vecs
+
+
+EF_FILTERED_CURVE = (20, 48, 96, 128, 192, 384)
+"""ef values of the filtered-walk recall/latency curve."""
+
+
+def filtered_check(mem: MemFuse, qs: list[Query], efs: Sequence[int] = EF_FILTERED_CURVE
+                   ) -> dict[str, Any]:
+    """Recall and latency of the filtered graph walks the fused and dense pipelines make
+    for ``qs`` (a viewer's records, a time window, a user: the filter passes few points),
+    against exact search over the points that pass, per ef in ``efs``."""
+    dense = hnsw_of(mem)
+    walks: list[tuple[np.ndarray, np.ndarray, int]] = []
+    plain_walk = dense.walk
+
+    def recording(query: np.ndarray, points: np.ndarray | None, k: int,
+                  ef: int | None = None) -> list[tuple[int, float]] | None:
+        if points is not None:
+            walks.append((query.copy(), points.copy(), k))
+        return plain_walk(query, points, k, ef)
+
+    dense.walk = recording  # type: ignore[method-assign]
+    try:
+        for pipeline in ("fused", "dense"):
+            for q, viewer, now in qs:
+                mem.search(q, viewer=viewer, pipeline=pipeline,
+                           now=parse_ts(now) if now else None)
+    finally:
+        del dense.walk
+    if not walks:
+        return {"walks": 0, "curve": []}
+    ids, _, vecs = point_vectors(dense)
+    row = np.full(len(walks[0][1]), -1, dtype=np.int64)
+    row[ids] = np.arange(len(ids))
+    truths, limits, shares = [], [], []
+    for query, points, k in walks:
+        passing = np.flatnonzero(points[:len(row)] & (row[:len(points)] >= 0))
+        sims = vecs[row[passing]] @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        top = np.argpartition(-sims, k - 1)[:k] if len(sims) > k else np.arange(len(sims))
+        truths.append(set(passing[top].tolist()))
+        limits.append(float(sims[top].min()))
+        shares.append(len(passing) / len(ids))
+    curve = []
+    for ef in efs:
+        plain, tied, times = [], [], []
+        for (query, points, k), truth, limit in zip(walks, truths, limits, strict=True):
+            t0 = time.perf_counter()
+            found = dense.walk(query, points, k, ef) or []
+            times.append((time.perf_counter() - t0) * 1000.0)
+            plain.append(len({p for p, _ in found} & truth) / k)
+            tied.append(sum(sim >= limit - 1e-6 for _, sim in found) / k)
+        curve.append({"ef": ef, "recall": round(float(np.mean(plain)), 4),
+                      "recall_ties_counted": round(float(np.mean(tied)), 4),
+                      "ms": percentiles(times)})
+    return {"walks": len(walks), "queries": len(qs),
+            "share_passing": {"p50": round(float(np.median(shares)), 4),
+                              "min": round(float(min(shares)), 4)},
+            "ef_filtered": mem.config.index.hnsw_ef_filtered, "curve": curve}
 
 
 def records_found(labels: np.ndarray, dists: np.ndarray, copies: np.ndarray | None,
@@ -296,6 +366,7 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
     }
     result.update(timed_searches(mem, embedder, qs))
     result["ann"] = ann_check(mem, [q for q, _, _ in qs[:200]])
+    result["ann"]["filtered"] = filtered_check(mem, qs[:200])
     result["ingest"]["raw_embedder"] = raw_embedder(mem, workload_file, batch)
     mem.close()
     t0 = time.perf_counter()
@@ -309,6 +380,32 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
     result["rss_mb"]["peak"] = peak_rss_mb()
     if keep is None:
         shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def searches_only(keep: Path, size: int, threads: int, n_queries: int,
+                  corpus_name: str, embedder_name: str) -> dict[str, Any]:
+    """Search latency and the ANN checks on the memory an earlier ``--keep`` run of the
+    same size, corpus and embedder left in ``keep`` (search settings compared without
+    ingesting again)."""
+    if not (keep / "mem").is_dir():
+        raise SystemExit(f"{keep / 'mem'} holds no memory: run with --keep {keep} first")
+    qs = prepare_workload(keep / "workload.jsonl", corpus_name, size, n_queries)
+    config = MemFuseConfig(threads=threads)
+    embedder = TimedEmbedder(HashingEmbedder() if embedder_name == "hashing"
+                             else load_default_embedder(config))
+    mem = MemFuse(keep / "mem", config=config, embedder=embedder)
+    try:
+        if mem.stats()["observations"] != size:
+            raise SystemExit(f"{keep / 'mem'} holds {mem.stats()['observations']} "
+                             f"observations, not {size}")
+        result: dict[str, Any] = {"size": size, "corpus": corpus_name,
+                                  "embedder": mem.embedder.info.model_id, "threads": threads}
+        result.update(timed_searches(mem, embedder, qs))
+        result["ann"] = ann_check(mem, [q for q, _, _ in qs[:200]])
+        result["ann"]["filtered"] = filtered_check(mem, qs[:200])
+    finally:
+        mem.close()
     return result
 
 
@@ -340,23 +437,30 @@ def timed_searches(mem: MemFuse, embedder: TimedEmbedder, qs: list[Query]) -> di
 def target_lines(result: dict[str, Any]) -> list[str]:
     """Each on-device target beside what this run measured (the goals are for 100k
     events; smaller runs show the trend)."""
-    ing, ann = result["ingest"], result["ann"]
+    ing, ann = result.get("ingest"), result["ann"]
     without = result["search_excluding_query_embedding"]
-    stages = ing["stage_seconds"]
-    total = sum(stages.values()) or 1.0
-    overhead = (stages["fuse"] + stages["index"] + stages["commit"]) / total
-    rows = [
-        ("peak RSS while ingesting", f"{result['rss_mb'].get('peak_ingesting', '-')} MB",
-         "<= 600 MB at 100k"),
-        ("fusion + index + commit, summed stage time", f"{overhead:.0%}",
-         "<= 25% (stages overlap)"),
+    rows = []
+    if ing is not None:
+        stages = ing["stage_seconds"]
+        overhead = (stages["fuse"] + stages["index"] + stages["commit"]) / (
+            sum(stages.values()) or 1.0)
+        rows += [("peak RSS while ingesting",
+                  f"{result['rss_mb'].get('peak_ingesting', '-')} MB", "<= 600 MB at 100k"),
+                 ("fusion + index + commit, summed stage time", f"{overhead:.0%}",
+                  "<= 25% (stages overlap)")]
+    rows += [
         ("fused p50 / p95 without query embedding",
          f"{without['fused']['p50']} / {without['fused']['p95']} ms", "<= 15 / 30 ms"),
         ("hybrid p50 / p95 without query embedding",
          f"{without['hybrid']['p50']} / {without['hybrid']['p95']} ms", "<= 5 / 10 ms"),
         (f"HNSW recall@{ann['k']} vs exact", str(ann["hnsw_recall"]), ">= 0.98"),
     ]
-    if "raw_embedder" in ing:
+    filtered = ann.get("filtered", {})
+    at = [p for p in filtered.get("curve", []) if p["ef"] == filtered.get("ef_filtered")]
+    if at:
+        rows.append((f"filtered-walk recall vs exact (ef {at[0]['ef']})",
+                     str(at[0]["recall"]), ">= 0.98"))
+    if ing is not None and "raw_embedder" in ing:
         ratio = ing["obs_per_s"] / ing["raw_embedder"]["obs_per_s"]
         rows.insert(1, ("ingest throughput / raw embedder", f"{ratio:.2f}x", ">= 0.8x"))
         if "distinct_obs_per_s" in ing["raw_embedder"]:
@@ -378,12 +482,33 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--corpus", choices=("real", "generated"), default="real")
     ap.add_argument("--embedder", choices=("e5", "hashing"), default="e5")
     ap.add_argument("--keep", type=Path, help="keep the memory in this directory")
+    ap.add_argument("--searches-only", action="store_true",
+                    help="no ingest: time searches and the ANN checks on the memory an "
+                         "earlier run with the same --keep, --size, --corpus and "
+                         "--embedder left there")
     args = ap.parse_args(argv)
-    result = run(args.size, args.threads, args.batch, args.queries, args.keep, args.corpus,
-                 args.embedder)
-    ing = result["ingest"]
-    print(f"ingest {ing['observations']} obs in {ing['seconds']} s = {ing['obs_per_s']} obs/s "
-          f"(stages {ing['stage_seconds']})")
+    suffix = "" if args.corpus == "real" else f"-{args.corpus}"
+    suffix += "" if args.embedder == "e5" else f"-{args.embedder}"
+    if args.searches_only:
+        if args.keep is None:
+            ap.error("--searches-only needs --keep DIR")
+        result = searches_only(args.keep, args.size, args.threads, args.queries,
+                               args.corpus, args.embedder)
+        suffix += "-searches"
+    else:
+        result = run(args.size, args.threads, args.batch, args.queries, args.keep,
+                     args.corpus, args.embedder)
+    print_result(result)
+    write_result(f"engine-{args.size}{suffix}", {"command": "python3 -m bench engine "
+                                         + " ".join(argv or []), **result})
+
+
+def print_result(result: dict[str, Any]) -> None:
+    """What :func:`run` or :func:`searches_only` measured, targets last."""
+    ing = result.get("ingest")
+    if ing is not None:
+        print(f"ingest {ing['observations']} obs in {ing['seconds']} s = "
+              f"{ing['obs_per_s']} obs/s (stages {ing['stage_seconds']})")
     for p, s in result["search"].items():
         w = result["search_excluding_query_embedding"][p]
         print(f"search {p:>7}: p50 {s['p50']} ms  p95 {s['p95']} ms  p99 {s['p99']} ms  "
@@ -396,12 +521,17 @@ def main(argv: list[str] | None = None) -> None:
     for point in ann["curve"]:
         print(f"  ef_search {point['ef_search']:>4}: recall@{ann['k']} {point['recall']:.4f}, "
               f"p50 {point['ms']['p50']} ms, p95 {point['ms']['p95']} ms")
-    print(f"index rebuild {result['index_rebuild_s']} s, disk {result['disk_mb']} MB, "
-          f"peak RSS {result['rss_mb']['peak']} MB (while ingesting "
-          f"{result['rss_mb']['peak_ingesting']} MB)")
+    filtered = ann["filtered"]
+    if filtered["walks"]:
+        print(f"filtered walks: {filtered['walks']} in {filtered['queries']} fused and dense "
+              f"searches, median share of points passing {filtered['share_passing']['p50']}")
+    for point in filtered["curve"]:
+        print(f"  ef {point['ef']:>4}: recall {point['recall']:.4f} (ties counted "
+              f"{point['recall_ties_counted']:.4f}), p50 {point['ms']['p50']} ms, "
+              f"p95 {point['ms']['p95']} ms")
+    if ing is not None:
+        print(f"index rebuild {result['index_rebuild_s']} s, disk {result['disk_mb']} MB, "
+              f"peak RSS {result['rss_mb']['peak']} MB (while ingesting "
+              f"{result['rss_mb']['peak_ingesting']} MB)")
     for line in target_lines(result):
         print(line)
-    suffix = "" if args.corpus == "real" else f"-{args.corpus}"
-    suffix += "" if args.embedder == "e5" else f"-{args.embedder}"
-    write_result(f"engine-{args.size}{suffix}", {"command": "python3 -m bench engine "
-                                         + " ".join(argv or []), **result})

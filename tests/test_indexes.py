@@ -297,3 +297,45 @@ def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
     assert got[0][0] == 32 and got[1][0] == 8  # the tied pair, newer id first
     assert [s for _, s in got] == pytest.approx(sorted(sims, reverse=True)[:10], abs=1e-5)
     index.close()
+
+
+def test_a_filtered_walk_keeps_to_its_points_at_its_own_beam_width(tmp_path: Path) -> None:
+    """A filtered walk returns only points that pass, nearest first, and searches at
+    ``hnsw_ef_filtered`` unless told otherwise (an unfiltered one at ``hnsw_ef_search``)."""
+    from memfuse_lite.index import dense
+
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(400, 8)).astype(np.float32)
+    cfg = IndexConfig(hnsw_ef_search=64, hnsw_ef_filtered=24)
+    index = dense.HnswIndex(tmp_path, dims=8, model_key="fake", cfg=cfg)
+    index.add([EventRecord(id=i + 1, text=str(i), audience=None, ts_epoch=1.0e9 + i,
+                           embedding=v, user="ana", source="sms", ts="")
+               for i, v in enumerate(vecs)])
+    passing = np.zeros(len(index._point), dtype=bool)
+    passing[1:401:9] = True  # 45 of the 400 points
+    query = rng.normal(size=8).astype(np.float32)
+    beams: list[int] = []
+    plain_set_ef = index.index.set_ef
+
+    class Spy:  # hnswlib's Index cannot take attributes: wrap the one method
+        def __getattr__(self, name: str) -> object:
+            return getattr(plain, name)
+
+        def set_ef(self, ef: int) -> None:
+            beams.append(ef)
+            plain_set_ef(ef)
+
+    plain, index.index = index.index, Spy()
+    found = index.walk(query, passing, 5)
+    assert found is not None and all(passing[p] for p, _ in found)
+    assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+    ids = np.flatnonzero(passing)
+    unit = vecs[ids - 1] / np.linalg.norm(vecs[ids - 1], axis=1, keepdims=True)
+    exact = ids[np.argsort(-(unit @ query))][:5]
+    assert [p for p, _ in index.walk(query, passing, 5, ef=400) or []] == exact.tolist()
+    assert index.walk(query, None, 5) is not None
+    assert beams == [24, 400, 64]
+    index.index = plain
+    index.close()
+    with pytest.raises(ValueError):
+        IndexConfig(hnsw_ef_filtered=0)

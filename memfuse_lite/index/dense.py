@@ -438,15 +438,26 @@ class HnswIndex(DenseIndex):
                                          if points[int(lab)]), k, passes)
                     if len(kept) >= k:
                         return kept
-            self.index.set_ef(max(self.cfg.hnsw_ef_search, want))
-            # hnswlib calls the filter at every node it visits: index bytes, not numpy
-            filt = None if passing == total else points.view(np.uint8).tobytes().__getitem__
-            try:
-                labels, dists = self.index.knn_query(query.reshape(1, -1), k=want, filter=filt)
-            except RuntimeError:
+            found = self.walk(query, None if passing == total else points, want)
+            if found is None:
                 return self._exact(query, np.flatnonzero(mask), k)
-            return self._events(((int(lab), float(1.0 - d)) for lab, d in
-                                 zip(labels[0], dists[0], strict=True)), k, passes)
+            return self._events(found, k, passes)
+
+    def walk(self, query: np.ndarray, points: np.ndarray | None, k: int,
+             ef: int | None = None) -> list[tuple[int, float]] | None:
+        """The k nearest points (point, cosine) among ``points`` (a boolean mask over
+        labels; None: all) by one graph walk, at ``ef`` (default: ``hnsw_ef_search``
+        unfiltered, ``hnsw_ef_filtered`` filtered); None when hnswlib cannot find k."""
+        if ef is None:
+            ef = self.cfg.hnsw_ef_search if points is None else self.cfg.hnsw_ef_filtered
+        self.index.set_ef(max(ef, k))
+        # hnswlib calls the filter at every node it visits: index bytes, not numpy
+        filt = None if points is None else points.view(np.uint8).tobytes().__getitem__
+        try:
+            labels, dists = self.index.knn_query(query.reshape(1, -1), k=k, filter=filt)
+        except RuntimeError:
+            return None
+        return [(int(lab), float(1.0 - d)) for lab, d in zip(labels[0], dists[0], strict=True)]
 
     def vector_blocks(self, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(event ids, their vectors) in blocks of :data:`EXACT_BLOCK`: reading many
