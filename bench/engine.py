@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -384,14 +385,17 @@ def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
 
 
 def searches_only(keep: Path, size: int, threads: int, n_queries: int,
-                  corpus_name: str, embedder_name: str) -> dict[str, Any]:
+                  corpus_name: str, embedder_name: str, ef_filtered: int | None = None
+                  ) -> dict[str, Any]:
     """Search latency and the ANN checks on the memory an earlier ``--keep`` run of the
     same size, corpus and embedder left in ``keep`` (search settings compared without
-    ingesting again)."""
+    ingesting again; ``ef_filtered`` overrides ``IndexConfig.hnsw_ef_filtered``)."""
     if not (keep / "mem").is_dir():
         raise SystemExit(f"{keep / 'mem'} holds no memory: run with --keep {keep} first")
     qs = prepare_workload(keep / "workload.jsonl", corpus_name, size, n_queries)
     config = MemFuseConfig(threads=threads)
+    if ef_filtered is not None:
+        config = replace(config, index=replace(config.index, hnsw_ef_filtered=ef_filtered))
     embedder = TimedEmbedder(HashingEmbedder() if embedder_name == "hashing"
                              else load_default_embedder(config))
     mem = MemFuse(keep / "mem", config=config, embedder=embedder)
@@ -486,6 +490,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="no ingest: time searches and the ANN checks on the memory an "
                          "earlier run with the same --keep, --size, --corpus and "
                          "--embedder left there")
+    ap.add_argument("--ef-filtered", type=int,
+                    help="with --searches-only: IndexConfig.hnsw_ef_filtered for this run")
     args = ap.parse_args(argv)
     suffix = "" if args.corpus == "real" else f"-{args.corpus}"
     suffix += "" if args.embedder == "e5" else f"-{args.embedder}"
@@ -493,8 +499,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.keep is None:
             ap.error("--searches-only needs --keep DIR")
         result = searches_only(args.keep, args.size, args.threads, args.queries,
-                               args.corpus, args.embedder)
-        suffix += "-searches"
+                               args.corpus, args.embedder, args.ef_filtered)
+        suffix += "-searches" + (f"-ef{args.ef_filtered}" if args.ef_filtered else "")
     else:
         result = run(args.size, args.threads, args.batch, args.queries, args.keep,
                      args.corpus, args.embedder)
