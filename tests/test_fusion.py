@@ -382,3 +382,67 @@ def test_terms_of_an_older_format_are_made_again_at_open(tmp_path: Path, embedde
                               ).fetchone()[0] == TERMS_FORMAT
     finally:
         again.close()
+
+
+def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
+    """A report that moves, cancels or swaps part of a plan supersedes that plan, across
+    fused memories; news about a plan at its own time, plans of other days and records
+    written when they happened are not what it replaces."""
+    import numpy as np
+
+    from memfuse_lite.event import EventRecord
+    from memfuse_lite.fusion.plans import DAY, replaced_plans
+    from memfuse_lite.fusion.model import view_of
+    from memfuse_lite.sources import actors_of, event_time_of
+    from memfuse_lite.text.features import entities_of
+    from memfuse_lite.timeutil import parse_ts, to_epoch, to_iso
+
+    def view(i: int, source: str, user: str, ts: str, text: str):
+        at = parse_ts(ts)
+        span = event_time_of(source, text, {}, at)
+        return view_of(EventRecord(
+            id=i, text=text, audience=None, ts=to_iso(at), ts_epoch=to_epoch(at), user=user,
+            source=source, event_start=to_iso(span[0]) if span else None,
+            event_end=to_iso(span[1]) if span else None, entities=entities_of(text),
+            actors=actors_of(source, text, {}, user), embedding=np.zeros(4, dtype=np.float32)))
+
+    cal = view(1, "calendar", "ana", "2025-02-15T08:28",
+               "Eye test – Dr. Ibrahim, Wednesday 19 February 16:00 at Ibrahim Care Clinic")
+    other = view(2, "calendar", "ana", "2025-02-15T09:00",
+                 "Dentist – Dr. Okafor, Thursday 20 February 10:00 at Okafor Dental Clinic")
+    news = view(3, "sms", "ana", "2025-02-18T10:44",
+                "Ibrahim Care Clinic: we are sorry, Dr. Ibrahim double-booked the slot. Your "
+                "eye test appointment on Wednesday 19 February has to be rebooked.")
+    moved = view(4, "chat", "ana", "2025-02-18T11:20",
+                 "The clinic rang: my eye test appointment is now Wednesday 26 February "
+                 "17:30, can you take the kids?")
+    reminder = view(11, "push", "mia", "2025-02-15T20:54",
+                    "Family calendar: Ana's eye test appointment Wednesday 19 February 16:00")
+    kids = view(12, "push", "ana", "2025-02-16T20:00",
+                "Family calendar: Mia's eye test appointment Tuesday 18 February 10:00")
+    week = 3 * DAY
+    assert replaced_plans(moved, [cal, other, news], week) == [cal], "a week later, still it"
+    assert replaced_plans(moved, [cal, other, news, reminder], week) == [cal, reminder], \
+        "the plan and its copy at the same time"
+    assert replaced_plans(news, [cal, other], week) == [], "news at the plan's own time"
+    assert replaced_plans(cal, [other], week) == [], "a plan reports no change"
+    # Ana's phone also holds Mia's appointment, a later plan of hers: the clinic's news
+    # in the report's fused memory says which one moved
+    assert replaced_plans(moved, [cal, kids], week) == [kids]
+    assert replaced_plans(moved, [cal, kids], week, mates=[news]) == [cal]
+    dinner = view(5, "chat", "mia", "2025-01-07T12:48",
+                  "Dinner with Wang Fang at Cafe Soleil on Wednesday 8 January 19:30, booked")
+    swap = view(6, "sms", "mia", "2025-01-08T14:30",
+                "From Wang Fang: Cafe Soleil is full tonight, let's meet at Trattoria Roma "
+                "instead, same time")
+    assert replaced_plans(swap, [dinner], week) == [dinner]
+    party = view(7, "calendar", "ana", "2025-01-07T09:05",
+                 "Wang Fang's birthday party at Cafe Soleil, Friday 10 January 18:00")
+    off = view(8, "sms", "mia", "2025-01-08T09:00",
+               "To Wang Fang: sorry, tonight's dinner at Cafe Soleil is cancelled")
+    assert replaced_plans(off, [dinner, party], week) == [dinner], "tonight's, not Friday's"
+    written_after = view(9, "note", "mia", "2025-01-09T08:00",
+                         "Dinner with Wang Fang at Cafe Soleil on Wednesday 8 January 19:30")
+    late = view(10, "chat", "mia", "2025-01-09T09:00",
+                "Dinner with Wang Fang at Cafe Soleil moved to Friday 10 January 20:00")
+    assert replaced_plans(late, [written_after], week) == [], "no plan: written after it"

@@ -26,11 +26,20 @@ import numpy as np
 from ..config import FusionConfig
 from ..once import ReadOnce, Recent
 from ..records import Edge
-from ..sources import profile_of
 from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views, times_of
 from .pairs import PairModel, candidate_features, pair_features, term_weights
+from .plans import (
+    changes,
+    day_of,
+    names_conflict,
+    overlap,
+    plans_between,
+    replaced_plans,
+    restates,
+    scheduled,
+)
 from .summary import refresh_summary
 from .terms import document_frequencies, event_terms, rare_matches, store_terms, terms_of_events
 
@@ -39,15 +48,6 @@ log = logging.getLogger("memfuse_lite.fusion")
 Neighbours = Callable[[np.ndarray, int, int, int], list[tuple[int, float]]]
 """(vector, k, ids below, HNSW search breadth) → nearest (id, cosine): ``search_all``."""
 Arbiter = Callable[[EventView, Sequence[EventView]], bool]
-
-
-def _scheduled(e: EventView) -> bool:
-    """Whether the event time is a reported schedule (not the moment of recording)."""
-    return e.start is not None and not profile_of(e.source).records_moment
-
-
-def _day(epoch: float) -> object:
-    return datetime.fromtimestamp(epoch, tz=UTC).date()
 
 
 def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
@@ -59,14 +59,14 @@ def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
     reported at another time (the clinic's call on Tuesday about Thursday's appointment),
     so the closest of the event and observation times counts.
     """
-    if _scheduled(a) and _scheduled(b):
+    if scheduled(a) and scheduled(b):
         assert a.start is not None and b.start is not None
         a0, a1 = a.start, a.end if a.end is not None else a.start
         b0, b1 = b.start, b.end if b.end is not None else b.start
         gap = max(b0 - a1, a0 - b1, 0.0)
         if gap == 0.0:
             return 1.0
-        if _day(a0) == _day(b0):
+        if day_of(a0) == day_of(b0):
             return 0.8 if (a.reschedule or b.reschedule or a.cancel or b.cancel) else 0.6
         if gap <= DAY * 1.5 and (a.reschedule or b.reschedule or a.cancel or b.cancel):
             return 0.8
@@ -81,16 +81,10 @@ def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
     return 0.4 if gap <= cfg.window_days * DAY else 0.0
 
 
-def _overlap(x: frozenset[str], y: frozenset[str]) -> float:
-    if not x or not y:
-        return 0.0
-    return len(x & y) / min(len(x), len(y))
-
-
 def updates(a: EventView, b: EventView) -> bool:
     """Whether ``a`` reports a change (moved, cancelled) to the planned happening ``b``:
     a rescheduling or cancellation cue, and ``b`` is a schedule naming what ``a`` names."""
-    return (a.reschedule or a.cancel) and _scheduled(b) and _overlap(a.entities,
+    return (a.reschedule or a.cancel) and scheduled(b) and overlap(a.entities,
                                                                       b.entities) >= 0.5
 
 
@@ -108,8 +102,8 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
         return 0.0, cos
     sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
     place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
-    people = max(_overlap(a.actors, b.actors | b.entities), _overlap(b.actors, a.actors | a.entities))
-    content = (cfg.w_sim * sim + cfg.w_entity * _overlap(a.entities, b.entities)
+    people = max(overlap(a.actors, b.actors | b.entities), overlap(b.actors, a.actors | a.entities))
+    content = (cfg.w_sim * sim + cfg.w_entity * overlap(a.entities, b.entities)
                + cfg.w_actor * people + cfg.w_place * place)
     score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
     if updates(a, b):
@@ -217,7 +211,7 @@ class FusionAgent:
                              in zip(scores, kept, strict=True)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
             target = self._decide(e, scored, fused_of, bands, out)
-            if target is not None and _names_conflict(e.names, _cluster_names(db, target)):
+            if target is not None and names_conflict(e.names, _cluster_names(db, target)):
                 target = None  # the memory is about someone or something else
             if target is not None:
                 target = self._merge_bridged(db, e, scored, fused_of, assigned, target,
@@ -230,6 +224,11 @@ class FusionAgent:
             fused_of[e.id] = target
             out.touched.add(target)
             out.edges.extend(self._edges(e, scored, fused_of, target, cause))
+            mates = [c for c in candidates if fused_of.get(c.id) == target]
+            for plan in replaced_plans(e, self._plans(db, e, candidates),
+                                       self.cfg.window_days * DAY, mates):
+                out.edges.append(Edge("supersedes", e.id, plan.id, 1.0,
+                                      "later report changes the plan"))
             zone.append(e)
             batch.append(e)
         fused_sql.insert_edges(db, out.edges)
@@ -322,7 +321,7 @@ class FusionAgent:
         size = fused_sql.size(db, target)
         for other in sorted(others):
             other_size = fused_sql.size(db, other)
-            if size + other_size + 1 > self.cfg.max_members or _names_conflict(
+            if size + other_size + 1 > self.cfg.max_members or names_conflict(
                     _cluster_names(db, target), _cluster_names(db, other)):
                 continue
             for eid in fused_sql.merge_into(db, target, other):
@@ -396,20 +395,20 @@ class FusionAgent:
         for (_, cos), c in scored:
             # Alike wording about different people or organisations is a look-alike,
             # not a related happening: no semantic edge for retrieval to follow.
-            if cos >= cfg.semantic_edge_cos and not _names_conflict(e.names, c.names):
+            if cos >= cfg.semantic_edge_cos and not names_conflict(e.names, c.names):
                 a, b = sorted((e.id, c.id))
                 edges.append(Edge("semantic", a, b, round(cos, 4), "cosine"))
         for (score, cos), c in mates:
             conflict = _conflict(e, c)
             if (not conflict and (e.source != c.source or e.user != c.user)
                     and cos >= cfg.same_as_cos and time_factor(e, c, cfg) >= 0.9
-                    and _overlap(e.actors | e.entities, c.actors | c.entities) >= 0.5):
+                    and overlap(e.actors | e.entities, c.actors | c.entities) >= 0.5):
                 edges.append(Edge("same_as", e.id, c.id, round(score, 4),
                                   f"{c.source}/{c.user} reports the same happening"))
             if conflict:
                 newer, older = (e, c) if (e.ts, e.id) >= (c.ts, c.id) else (c, e)
                 edges.append(Edge("conflicts_with", newer.id, older.id, 1.0, conflict))
-                if _replaces(newer, older):
+                if restates(newer, older):
                     edges.append(Edge("supersedes", newer.id, older.id, 1.0,
                                       f"later report ({conflict})"))
         if mates:
@@ -423,6 +422,19 @@ class FusionAgent:
         if cause is not None:
             edges.append(Edge("causal", cause.id, e.id, 1.0, "explicit cue"))
         return edges
+
+    def _plans(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView]
+               ) -> list[EventView]:
+        """What a report of a change may replace: its candidates and, as a plan is often
+        written down days before (and in other words than the news that moves it), the
+        earlier events whose event time falls between half a day before the report and
+        ``window_days`` after it."""
+        if not changes(e):
+            return []
+        ids = plans_between(db, e.id, e.ts - DAY / 2, e.ts + self.cfg.window_days * DAY)
+        known = {c.id for c in candidates}
+        extra = self._stored_views.get([i for i in ids if i not in known])
+        return [*candidates, *(extra[i] for i in sorted(extra))]
 
     @staticmethod
     def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
@@ -444,9 +456,9 @@ class FusionAgent:
 
 def _conflict(a: EventView, b: EventView) -> str | None:
     """Why two reports of one episode disagree (time or status), or None."""
-    if a.cancel != b.cancel and _scheduled(b if a.cancel else a):
+    if a.cancel != b.cancel and scheduled(b if a.cancel else a):
         return "status: cancelled"
-    if _scheduled(a) and _scheduled(b):
+    if scheduled(a) and scheduled(b):
         a0, a1 = a.start, a.end if a.end is not None else a.start
         b0, b1 = b.start, b.end if b.end is not None else b.start
         assert a0 is not None and b0 is not None and a1 is not None and b1 is not None
@@ -455,20 +467,6 @@ def _conflict(a: EventView, b: EventView) -> str | None:
             return (f"time: {datetime.fromtimestamp(a0, tz=UTC).strftime(fmt)} vs "
                     f"{datetime.fromtimestamp(b0, tz=UTC).strftime(fmt)}")
     return None
-
-
-def _replaces(newer: EventView, older: EventView) -> bool:
-    """Whether a later, disagreeing report replaces an earlier one: it is about the same
-    thing (shares a person or an entity with it, and names no one else). Reports that
-    fusion put together but that share nothing may be two happenings of one episode."""
-    if _names_conflict(newer.names, older.names):
-        return False
-    return bool((newer.actors | newer.entities) & (older.actors | older.entities))
-
-
-def _names_conflict(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Both sides name people or organisations, and none in common."""
-    return bool(a) and bool(b) and not a & b
 
 
 def _cluster_names(db: apsw.Connection, fused_id: int) -> frozenset[str]:

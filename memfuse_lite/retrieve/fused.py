@@ -139,14 +139,20 @@ class FusedRetriever:
                 found = {i: (s, "seed") for i, s in seeds.items()}
             events.update(read(found))
             superseded = self._superseded(graph, list(found), viewer, now, read)
+        # What replaced a report found ranks just above it: the current state first,
+        # the out-of-date one (which a question may ask for) kept where it was found.
+        replaced: dict[int, float] = {}
+        for eid, (score, _) in found.items():
+            for newer in superseded.get(eid, ()):
+                if newer in found:
+                    replaced[newer] = max(replaced.get(newer, 0.0), score)
         scored = []
         for eid, (score, via) in found.items():
             hydrated = events.get(eid)
             if hydrated is None or not can_see(viewer, hydrated.audience):
                 continue
-            newer = [found[s][0] for s in superseded.get(eid, ()) if s in found]
-            if newer:  # an out-of-date report ranks just below what replaced it
-                score = min(score, min(newer) * 0.999)
+            if eid in replaced:
+                score = max(score, replaced[eid] * 1.001)
             scored.append((score, eid, via))
         scored.sort(key=lambda t: (-t[0], t[1]))
         return self._context(plan, scored, events, superseded, graph, viewer, k)

@@ -42,8 +42,15 @@ CAUSE_AFTER = re.compile(r"\b(because|since|due to|owing to|caused by|thanks to)
 RESCHEDULE = re.compile(r"\b(moved|move|rescheduled?|postponed?|pushed back|brought forward|"
                         r"changed to|delayed|now (?:at|on|departs|starts))\b"
                         r"|改到|改为|改成|推迟|延期|延误|提前到|挪到|换到|顺延", re.I)
+NEW_TIME = re.compile(r"\b(rebook(?:ed|ing)?|(?:is|are) now (?:on )?"
+                      r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b|改期", re.I)
+"""Further cues that a plan's time changed ("my appointment is now Friday", 改期), read
+only when deciding what a report replaces (fusion's pair features keep
+:data:`RESCHEDULE`, which the shipped pair model was fitted with)."""
 CANCEL = re.compile(r"\b(cancel(?:l?ed)?|called off|won't happen|no longer)\b|取消|不去了|泡汤",
                     re.I)
+REPLACEMENT = re.compile(r"\b(instead)\b|改去|换去|改在", re.I)
+"""A plan's detail swapped for another ("let's meet at X instead", 改去X)."""
 _CAPS = re.compile(r"\b(?:Dr\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _AT_PLACE = re.compile(r"\b(?:at|in)\s+((?:the\s+)?[A-Z][\w'.&-]*(?:\s+[A-Z][\w'.&-]*){0,4})")
 
@@ -104,6 +111,28 @@ def name_tokens(text: str, actors: frozenset[str] = frozenset()) -> frozenset[st
 def has_reschedule(text: str) -> bool:
     """A rescheduling cue (moved to, postponed, 改到, 推迟 …)."""
     return bool(RESCHEDULE.search(text))
+
+
+_SENTENCE_END = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)"
+                           r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+
+
+def change_sentences(text: str) -> str:
+    """The sentences of ``text`` that carry a cue of a change (moved, cancelled,
+    instead …), lowercased and joined: what a long text says changed is said there."""
+    return " ".join(part for part in _SENTENCE_END.split(text[:2000])
+                    if RESCHEDULE.search(part) or NEW_TIME.search(part)
+                    or CANCEL.search(part) or REPLACEMENT.search(part)).lower()
+
+
+def has_new_time(text: str) -> bool:
+    """A cue of a changed time beyond :func:`has_reschedule` (is now Friday, 改期 …)."""
+    return bool(NEW_TIME.search(text))
+
+
+def has_replacement(text: str) -> bool:
+    """A replacement cue: something in a plan swapped for another (instead, 改去 …)."""
+    return bool(REPLACEMENT.search(text))
 
 
 def has_cancel(text: str) -> bool:
