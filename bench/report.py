@@ -22,16 +22,26 @@ def _machine(m: dict[str, Any]) -> str:
 
 
 def engine_section(name: str, r: dict[str, Any]) -> list[str]:
-    ing = r["ingest"]
-    st = ing["stage_seconds"]
     corpus = {"generated": "generated household", "real": "LifeBench + LoCoMo text"}.get(
         r.get("corpus", "real"), "")
+    title = "Engine" if "ingest" in r else "Searches on a kept memory"
     lines = [
-        f"### Engine at {r['size']:,} observations ({corpus}, embedder "
+        f"### {title} at {r['size']:,} observations ({corpus}, embedder "
         f"{r.get('embedder', 'e5-small-int8')})",
         "",
         f"`{r['command'].strip()}` — {_machine(r['machine'])}",
         "",
+    ]
+    if "ingest" in r:
+        lines += ingest_lines(r)
+    return lines + search_lines(r)
+
+
+def ingest_lines(r: dict[str, Any]) -> list[str]:
+    """The ingest table of an engine run and its ratio to the raw embedder."""
+    ing = r["ingest"]
+    st = ing["stage_seconds"]
+    lines = [
         "| ingest obs/s | extract s | embed s | fuse s | commit s | index s | index rebuild s "
         "| disk MB | peak RSS MB (while ingesting) |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -51,6 +61,12 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
                      f"embedder alone takes at {raw['distinct_obs_per_s']} observations/s; "
                      f"ingest reaches {ing['obs_per_s'] / raw['distinct_obs_per_s']:.2f}x of "
                      "that." if "distinct_texts" in raw else ""), ""]
+    return lines
+
+
+def search_lines(r: dict[str, Any]) -> list[str]:
+    """Search latency per pipeline and the ANN checks of an engine run."""
+    lines: list[str] = []
     without = r.get("search_excluding_query_embedding")
     if without:
         e = r["query_embedding_ms"]
@@ -75,6 +91,15 @@ def engine_section(name: str, r: dict[str, Any]) -> list[str]:
             lines += ["", "| ef_search | recall | p50 ms | p95 ms |", "|---|---|---|---|"]
             lines += [f"| {c['ef_search']} | {c['recall']:.4f} | {c['ms']['p50']} | "
                       f"{c['ms']['p95']} |" for c in a["curve"]]
+        f = a.get("filtered")
+        if f and f.get("curve"):
+            lines += ["", f"Filtered walks (the {f['walks']} graph walks under a filter in "
+                      f"{f['queries']} fused and dense searches, median share of points "
+                      f"passing {f['share_passing']['p50']}) against exact search over the "
+                      f"points that pass; the library walks at ef {f['ef_filtered']}:", "",
+                      "| ef | recall | p50 ms | p95 ms |", "|---|---|---|---|"]
+            lines += [f"| {c['ef']} | {c['recall']:.4f} | {c['ms']['p50']} | "
+                      f"{c['ms']['p95']} |" for c in f["curve"]]
     return lines + [""]
 
 
@@ -428,6 +453,7 @@ def plots(results: dict[str, dict[str, Any]]) -> list[str]:
     PLOTS.mkdir(exist_ok=True)
     out = []
     engines = sorted((r for n, r in results.items() if n.startswith("engine-")
+                      and "ingest" in r
                       and r.get("corpus") == "generated" and "hashing" not in r.get(
                           "embedder", "")), key=lambda r: r["size"])
     if len(engines) >= 2:
