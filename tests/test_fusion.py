@@ -391,8 +391,8 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
     import numpy as np
 
     from memfuse_lite.event import EventRecord
-    from memfuse_lite.fusion.plans import DAY, replaced_plans
     from memfuse_lite.fusion.model import view_of
+    from memfuse_lite.fusion.plans import DAY, replaced_plans
     from memfuse_lite.sources import actors_of, event_time_of
     from memfuse_lite.text.features import entities_of
     from memfuse_lite.timeutil import parse_ts, to_epoch, to_iso

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
+Access = Callable[[Iterable[int]], dict[int, tuple[tuple[str, ...] | None, float]]]
+"""Event ids → (audience, observation epoch): :meth:`Store.access`, read once."""
 """Events by id (the ones that exist)."""
 
 
@@ -119,9 +121,11 @@ class FusedRetriever:
                 seeds = self._seeds(queries, vectors, viewer, _where((), now))
             if not seeds and where is not None:
                 seeds = self._seeds(queries, vectors, viewer, None)
-            # seeds, expansion and the supersede check ask for overlapping events
+            # seeds and the supersede check ask for overlapping events; expansion reaches
+            # many that rank below k: those are checked for visibility, not read whole
             read = ReadOnce(self.store.get_events).get
-            allowed = self._visible(list(seeds), viewer, now, read)  # fused docs: all members
+            access = ReadOnce(self.store.access).get
+            allowed = self._visible(list(seeds), viewer, now, access)
             seeds = {i: s for i, s in seeds.items() if i in allowed}
             events = read(seeds)
             for c in plan.boosts(cfg.constraint_min_confidence):
@@ -131,30 +135,15 @@ class FusedRetriever:
             graph = self.engine.graph
             if graph is not None and cfg.use_expansion:
                 found = expand(seeds, graph, cfg,
-                               visible=lambda ids: self._visible(ids, viewer, now, read),
+                               visible=lambda ids: self._visible(ids, viewer, now, access),
                                in_range=self._in_range(applied, read),
                                relevance=self._relevance(vectors[0])
                                if cfg.expansion_relevance else None)
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
-            events.update(read(found))
-            superseded = self._superseded(graph, list(found), viewer, now, read)
-        # What replaced a report found ranks just above it: the current state first,
-        # the out-of-date one (which a question may ask for) kept where it was found.
-        replaced: dict[int, float] = {}
-        for eid, (score, _) in found.items():
-            for newer in superseded.get(eid, ()):
-                if newer in found:
-                    replaced[newer] = max(replaced.get(newer, 0.0), score)
-        scored = []
-        for eid, (score, via) in found.items():
-            hydrated = events.get(eid)
-            if hydrated is None or not can_see(viewer, hydrated.audience):
-                continue
-            if eid in replaced:
-                score = max(score, replaced[eid] * 1.001)
-            scored.append((score, eid, via))
-        scored.sort(key=lambda t: (-t[0], t[1]))
+            superseded = self._superseded(graph, list(found), viewer, now, access)
+            scored = _ranked(found, superseded, access(found), viewer)
+            events.update(read(eid for _, eid, _ in scored[:k]))
         return self._context(plan, scored, events, superseded, graph, viewer, k)
 
     def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
@@ -206,12 +195,12 @@ class FusedRetriever:
         return relevance
 
     @staticmethod
-    def _visible(ids: list[int], viewer: str, now: datetime | None, read: Read) -> set[int]:
+    def _visible(ids: list[int], viewer: str, now: datetime | None, access: Access
+                 ) -> set[int]:
         """Events the viewer may see and that were recorded by ``now``."""
         limit = to_epoch(now) if now is not None else None
-        return {i for i, ev in read(ids).items()
-                if can_see(viewer, ev.audience)
-                and (limit is None or to_epoch(parse_ts(ev.ts)) <= limit)}
+        return {i for i, (audience, ts) in access(ids).items()
+                if can_see(viewer, audience) and (limit is None or ts <= limit)}
 
     @staticmethod
     def _in_range(applied: Sequence[Constraint], read: Read
@@ -223,14 +212,14 @@ class FusedRetriever:
         return lambda ids: {i for i, ev in read(ids).items() if _matches(ev, c)}
 
     def _superseded(self, graph: FusionGraph | None, ids: list[int], viewer: str,
-                    now: datetime | None, read: Read) -> dict[int, tuple[int, ...]]:
+                    now: datetime | None, access: Access) -> dict[int, tuple[int, ...]]:
         if graph is None:
             return {}
         out: dict[int, tuple[int, ...]] = {}
         for eid in ids:
             newer = [e.src for e in graph.edges_of(eid, ("supersedes",), "in")]
             if newer:
-                visible = self._visible(newer, viewer, now, read)
+                visible = self._visible(newer, viewer, now, access)
                 if visible:
                     out[eid] = tuple(sorted(visible))
         return out
@@ -263,6 +252,29 @@ class FusedRetriever:
                 superseded_by=superseded.get(eid, ()), via=via)
             for score, eid, via in scored[:slots])
         return Context(hits, tuple(fused), plan)
+
+
+def _ranked(found: dict[int, tuple[float, str]], superseded: dict[int, tuple[int, ...]],
+            access: dict[int, tuple[tuple[str, ...] | None, float]], viewer: str
+            ) -> list[tuple[float, int, str]]:
+    """(score, id, how reached) of the events found that the viewer may see, best first.
+    What replaced a report found ranks just above it: the current state first, the
+    out-of-date one (which a question may ask for) kept where it was found."""
+    replaced: dict[int, float] = {}
+    for eid, (score, _) in found.items():
+        for newer in superseded.get(eid, ()):
+            if newer in found:
+                replaced[newer] = max(replaced.get(newer, 0.0), score)
+    scored = []
+    for eid, (score, via) in found.items():
+        row = access.get(eid)
+        if row is None or not can_see(viewer, row[0]):
+            continue
+        if eid in replaced:
+            score = max(score, replaced[eid] * 1.001)
+        scored.append((score, eid, via))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return scored
 
 
 def fused(engine: Engine, req: Request) -> Context:

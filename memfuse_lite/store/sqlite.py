@@ -297,6 +297,19 @@ class Store:
             ]
             last = rows[-1][0]
 
+    def access(self, ids: Sequence[int]) -> dict[int, tuple[tuple[str, ...] | None, float]]:
+        """(audience, observation time in epoch seconds) of events, keyed by id: what
+        deciding whether a viewer may see an event at a given time needs, without the
+        rest of the event (missing ids are absent)."""
+        out: dict[int, tuple[tuple[str, ...] | None, float]] = {}
+        with self.reading() as db:
+            for chunk in chunks(ids, 500):
+                for eid, audience, ts_epoch in db.execute(
+                        f"SELECT id, audience, ts_epoch FROM events WHERE id IN ({marks(chunk)})",
+                        tuple(chunk)):
+                    out[int(eid)] = (_audience_load(audience), float(ts_epoch))
+        return out
+
     def get_events(self, ids: Sequence[int]) -> dict[int, AtomicEvent]:
         """Events with their provenance, keyed by id (missing ids are absent)."""
         out: dict[int, AtomicEvent] = {}
