@@ -392,7 +392,7 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
 
     from memfuse_lite.event import EventRecord
     from memfuse_lite.fusion.model import view_of
-    from memfuse_lite.fusion.plans import DAY, replaced_plans
+    from memfuse_lite.fusion.plans import DAY, replaced_plans, restates
     from memfuse_lite.sources import actors_of, event_time_of
     from memfuse_lite.text.features import entities_of
     from memfuse_lite.timeutil import parse_ts, to_epoch, to_iso
@@ -446,3 +446,10 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
     late = view(10, "chat", "mia", "2025-01-09T09:00",
                 "Dinner with Wang Fang at Cafe Soleil moved to Friday 10 January 20:00")
     assert replaced_plans(late, [written_after], week) == [], "no plan: written after it"
+    # a plan made again after a cancellation that named no time restates the happening
+    called_off = view(13, "sms", "ana", "2025-03-01T09:00",
+                      "Dinner with the Wangs at Haidilao is cancelled")
+    again = view(14, "chat", "ben", "2025-03-01T12:00",
+                 "Dinner with the Wangs at Haidilao, Friday 7 March 19:00")
+    assert called_off.start is None
+    assert restates(again, called_off)

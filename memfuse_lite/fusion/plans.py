@@ -124,8 +124,8 @@ def restates(newer: EventView, older: EventView) -> bool:
     report with a cue of a change replaces only what :func:`replaced_plans` picks."""
     if changes(newer) or (newer.names and older.names and newer.names != older.names):
         return False
-    assert older.start is not None
-    if (older.end if older.end is not None else older.start) < newer.ts - DAY / 2:
+    if older.start is not None and (
+            older.end if older.end is not None else older.start) < newer.ts - DAY / 2:
         return False  # that one had passed: the later one is another happening
     return (newer.source != older.source or newer.user != older.user) and overlap(
         newer.entities, older.entities) >= 0.5
