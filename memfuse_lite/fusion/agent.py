@@ -35,6 +35,7 @@ from .plans import (
     day_of,
     names_conflict,
     overlap,
+    overlaps,
     plans_between,
     replaced_plans,
     restates,
@@ -224,11 +225,7 @@ class FusionAgent:
             fused_of[e.id] = target
             out.touched.add(target)
             out.edges.extend(self._edges(e, scored, fused_of, target, cause))
-            mates = [c for c in candidates if fused_of.get(c.id) == target]
-            for plan in replaced_plans(e, self._plans(db, e, candidates),
-                                       self.cfg.window_days * DAY, mates):
-                out.edges.append(Edge("supersedes", e.id, plan.id, 1.0,
-                                      "later report changes the plan"))
+            out.edges.extend(self._supersedes(db, e, candidates, fused_of, target))
             zone.append(e)
             batch.append(e)
         fused_sql.insert_edges(db, out.edges)
@@ -423,18 +420,24 @@ class FusionAgent:
             edges.append(Edge("causal", cause.id, e.id, 1.0, "explicit cue"))
         return edges
 
-    def _plans(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView]
-               ) -> list[EventView]:
-        """What a report of a change may replace: its candidates and, as a plan is often
-        written down days before (and in other words than the news that moves it), the
-        earlier events whose event time falls between half a day before the report and
-        ``window_days`` after it."""
+    def _supersedes(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
+                    fused_of: dict[int, int], target: int) -> list[Edge]:
+        """Edges from ``e``, when it reports a change, to the plan it changes and that
+        plan's copies (:func:`replaced_plans`). A plan is often written down days before,
+        in other words than the news that moves it: besides the candidates, the earlier
+        events whose event time falls between half a day before the report and
+        ``window_days`` after it are considered."""
         if not changes(e):
             return []
-        ids = plans_between(db, e.id, e.ts - DAY / 2, e.ts + self.cfg.window_days * DAY)
+        horizon = self.cfg.window_days * DAY
         known = {c.id for c in candidates}
-        extra = self._stored_views.get([i for i in ids if i not in known])
-        return [*candidates, *(extra[i] for i in sorted(extra))]
+        extra = self._stored_views.get([i for i in plans_between(db, e.id, e.ts - DAY / 2,
+                                                                 e.ts + horizon)
+                                        if i not in known])
+        plans = [*candidates, *(extra[i] for i in sorted(extra))]
+        mates = [c for c in candidates if fused_of.get(c.id) == target]
+        return [Edge("supersedes", e.id, plan.id, 1.0, "later report changes the plan")
+                for plan in replaced_plans(e, plans, horizon, mates)]
 
     @staticmethod
     def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
@@ -458,14 +461,11 @@ def _conflict(a: EventView, b: EventView) -> str | None:
     """Why two reports of one episode disagree (time or status), or None."""
     if a.cancel != b.cancel and scheduled(b if a.cancel else a):
         return "status: cancelled"
-    if scheduled(a) and scheduled(b):
-        a0, a1 = a.start, a.end if a.end is not None else a.start
-        b0, b1 = b.start, b.end if b.end is not None else b.start
-        assert a0 is not None and b0 is not None and a1 is not None and b1 is not None
-        if a1 < b0 or b1 < a0:
-            fmt = "%a %H:%M"
-            return (f"time: {datetime.fromtimestamp(a0, tz=UTC).strftime(fmt)} vs "
-                    f"{datetime.fromtimestamp(b0, tz=UTC).strftime(fmt)}")
+    if scheduled(a) and scheduled(b) and not overlaps(a, b):
+        assert a.start is not None and b.start is not None
+        fmt = "%a %H:%M"
+        return (f"time: {datetime.fromtimestamp(a.start, tz=UTC).strftime(fmt)} vs "
+                f"{datetime.fromtimestamp(b.start, tz=UTC).strftime(fmt)}")
     return None
 
 
