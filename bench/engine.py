@@ -1,7 +1,8 @@
 """Engine benchmark: ingest throughput and search latency per pipeline at N observations.
 
     python3 -m bench engine --size 10000 [--corpus real|generated] [--embedder e5|hashing]
-                            [--threads 1] [--batch 64] [--queries 300]
+                            [--threads 1] [--batch 64] [--queries 300] [--keep DIR]
+    python3 -m bench engine --size N --keep DIR --searches-only [--ef-filtered 96]
 
 ``real``: the shared LifeBench person in English and Chinese and the LoCoMo
 conversations, cycled (with distinct ids) when N is larger than all of them.
@@ -9,7 +10,10 @@ conversations, cycled (with distinct ids) when N is larger than all of them.
 its own questions. ``--embedder hashing`` swaps the ONNX model for a hashing
 bag-of-words vectoriser to show the engine's cost without the embedder. After the
 pipelines, HNSW top-20 is compared with exact search (numpy over the index's own vectors) and
-timed beside a numpy brute-force scan over the same vectors.
+timed beside a numpy brute-force scan over the same vectors, and the filtered graph walks
+the fused and dense pipelines make are compared with exact search over the points that
+pass, per ef. ``--searches-only`` times searches and the ANN checks again on the memory an
+earlier ``--keep`` run left (search settings compared without ingesting again).
 """
 
 from __future__ import annotations
