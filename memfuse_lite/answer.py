@@ -137,13 +137,34 @@ def _stated(text: str) -> frozenset[str]:
     return _said(text) | frozenset(_NUMBER.findall(text))
 
 
-def _used(answer: str, cited: Sequence[Hit]) -> tuple[int, ...]:
-    """The record the answer rests on: the first cited one, in answer order (``cited``
-    follows :func:`for_answer`), that states something the answer says. A small model
-    cites records beside the one it answers from (measured with ``bench ask``: a second
-    citation was gold evidence less often than the first), so one is kept."""
+_PART = re.compile(r"[?？]\s*\S|,\s*(?:and\s+)?(?:(?:at|in|on|for|to|with|from|by)\s+)?"
+                   r"(?:what|where|when|which|who|how|why)\b|"
+                   r"\band\s+(?:what|where|when|which|who|how|why)\b", re.I)
+
+
+def _parts(question: str) -> int:
+    """How many things a question asks ("When …, at what address, and what should be
+    brought?" asks three; "…是几点？…说的是几点？" two)."""
+    return 1 + len(_PART.findall(question.strip()))
+
+
+def _used(answer: str, cited: Sequence[Hit], parts: int = 1) -> tuple[int, ...]:
+    """The records the answer rests on: the first cited one, in answer order (``cited``
+    follows :func:`for_answer`), that states something the answer says, then, for a
+    question asking ``parts`` things, each next one that states something of the answer
+    the kept ones do not. A small model cites records beside the ones it answers from
+    (measured with ``bench ask``: a second citation was gold evidence less often than the
+    first), so only those are kept."""
     wanted = _stated(answer)
-    return next(((h.event_id,) for h in cited if wanted & _stated(_with_time(h))), ())
+    kept: list[int] = []
+    for h in cited:
+        if len(kept) >= parts:
+            break
+        found = wanted & _stated(_with_time(h))
+        if found:
+            kept.append(h.event_id)
+            wanted -= found
+    return tuple(kept)
 
 
 _LETTER = re.compile(r"^\s*([A-Za-z])\s*(?:[.):、．]\s*(.*))?$", re.S)
@@ -270,7 +291,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             # The model's own "known" flag is not trusted (small models set it at random):
             # its answer stands only when the records it cites state what it says.
             if claim and cited and supported(claim, question, [by_id[i] for i in cited]):
-                used = _used(claim, [by_id[i] for i in cited])
+                used = _used(claim, [by_id[i] for i in cited], _parts(question))
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in used or cited]):
                     # a letter whose option the cited records do not state is a guess
@@ -285,17 +306,48 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                  "fallback" if llm is not None else "extractive")  # an LLM that failed
 
 
+EXTRACT_RECORDS = 3
+"""Most records an extractive answer quotes."""
+EXTRACT_POOL = 8
+"""How many of the best current records an extractive answer picks from."""
+
+
+def _held(words: set[str], hit: Hit) -> frozenset[str]:
+    """The question's key words a record holds: in its text, among its names, or naming
+    the app or user it came from ("Ana's calendar")."""
+    lowered = hit.text.lower()
+    names = set(entities_of(hit.text)) | {x.lower() for p in hit.provenance
+                                          for x in (p.source, p.user)}
+    return frozenset(w for w in words if w in lowered or w in names)
+
+
 def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[int, ...]]:
+    """Quote the best current record and, for a question that asks several things, those
+    among the next best that hold a key word of the question the quoted ones do not and
+    two they do (another part of the same happening: the calendar entry's time, the
+    clinic's message with the address), one per further part, at most
+    :data:`EXTRACT_RECORDS`. "I don't know" unless the quoted records hold at least half
+    of the question's key words."""
     words = set(keywords(question).split())
-    current = [h for h in hits if not h.superseded_by]
-    top = current[0] if current else hits[0]
-    lowered = top.text.lower()
-    matched = sum(1 for w in words if w in lowered or w in set(entities_of(top.text)))
-    if words and matched < max(1, (len(words) + 1) // 2):
+    current = [h for h in hits if not h.superseded_by] or list(hits)
+    top = current[0]
+    first = _held(words, top)
+    chosen, covered = [top], set(first)
+    for h in current[1:EXTRACT_POOL]:
+        if len(chosen) >= min(EXTRACT_RECORDS, _parts(question)):
+            break
+        held = _held(words, h)
+        if held - covered and len(held & covered) >= 2 and 2 * len(held) >= len(first):
+            chosen.append(h)
+            covered |= held
+    if words and len(covered) < max(1, (len(words) + 1) // 2):
         return DONT_KNOW, False, ()
-    p = top.provenance[0]
-    text = f"According to {p.source} from {p.user} ({p.ts[:16]}): {top.text.strip()}"
-    cited = [top.event_id]
+    quotes = []
+    for h in chosen:
+        p = h.provenance[0]
+        quotes.append(f"{p.source} from {p.user} ({p.ts[:16]}): {h.text.strip()}")
+    text = "According to " + "; ".join(quotes)
+    cited = [h.event_id for h in chosen]
     replaced = [h for h in hits if top.event_id in h.superseded_by]
     if replaced:
         old = replaced[0]

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
-from memfuse_lite.answer import DONT_KNOW, evidence_for, for_answer, matches, supported
+from memfuse_lite.answer import (
+    DONT_KNOW,
+    compose,
+    evidence_for,
+    for_answer,
+    matches,
+    supported,
+)
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
 from memfuse_lite.records import FusedMemory, Hit, Provenance
 from memfuse_lite.retrieve.agentic import clip, without_head
@@ -147,6 +154,18 @@ def test_an_llm_answer_cites_only_the_records_it_rests_on(
         mem.close()
     assert answer.mode == "llm"
     assert [c.event_id for c in answer.citations] == [ids["appointment"]]
+    # a question asking two things: each record stating a part of the answer is kept
+    llm = ScriptedLLM(lambda op, prompt: {
+        "answer": "On Wednesday; parking is behind the clinic", "known": True,
+        "citations": cite(prompt, "parking", "appointment")} if op == "answer" else {})
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        answer = asyncio.run(mem.ask("When is the dentist appointment, and where is the "
+                                     "parking?", viewer="ana"))
+    finally:
+        mem.close()
+    assert answer.mode == "llm"
+    assert sorted(c.event_id for c in answer.citations) == sorted(ids.values())
 
 
 def test_an_evidence_line_copied_into_the_answer_loses_its_header(
@@ -425,6 +444,30 @@ def test_the_answer_prompt_reads_the_best_records_that_fit_its_budget() -> None:
     alone = evidence_for(hits, [memory], llm, budget=1)
     assert alone.text == "[1] (superseded): Dinner with the Wangs on Friday", \
         "the best one always fits; what superseded it is not shown"
+
+
+def test_an_extractive_answer_quotes_a_record_per_part_of_the_question() -> None:
+    def hit(eid: int, text: str, source: str) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", "ben", "phone",
+                                                     "2025-01-06T08:53:00"),))
+
+    calendar = hit(1, "Dentist – Dr. Patel, Friday 10 January 11:30 at Patel Dental Clinic",
+                   "calendar")
+    sms = hit(2, "Patel Dental Clinic: please bring your medication list. Address: 36 Harbour "
+                 "Street", "sms")
+    other = hit(3, "Dentist – Dr. Patel, Friday 10 January 11:30 reminder", "push")
+    hits = (calendar, sms, other)
+    both = compose("When is Ben's dentist appointment with Dr. Patel, and at what address?",
+                   hits, (), None, None)
+    assert both.known and both.cited == (1, 2), both
+    assert "11:30" in both.text and "36 Harbour Street" in both.text
+    # one thing asked: one record quoted (a second would only add citations)
+    one = compose("When is Ben's dentist appointment with Dr. Patel?", hits, (), None, None)
+    assert one.known and one.cited == (1,) and "Harbour" not in one.text
+    # the app and user a question names count as what a record holds ("Ben's calendar")
+    named = compose("Which clinic does Ben's calendar show for the dentist?", (calendar,), (),
+                    None, None)
+    assert named.known and named.cited == (1,)
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
