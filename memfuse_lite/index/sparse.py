@@ -30,7 +30,7 @@ from .base import (
     write_sidecar,
 )
 
-FORMAT = 6  # 6: English words stemmed
+FORMAT = 7  # 6: English words stemmed; 7: kind and id read from a fast field
 HOUSEHOLD = "*"
 _PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
 
@@ -45,14 +45,27 @@ def _key(kind: DocKind, doc_id: int) -> str:
     return f"{_PREFIX[kind]}:{doc_id}"
 
 
-def _parse(key: str) -> tuple[DocKind, int]:
-    prefix, _, number = key.partition(":")
-    return (EVENT if prefix == "e" else FUSED), int(number)
+def _code(kind: DocKind, doc_id: int) -> int:
+    """A document's kind and id as one number (its ``code`` fast field)."""
+    return 2 * doc_id + (kind == FUSED)
+
+
+def _decode(code: int) -> tuple[DocKind, int]:
+    return (FUSED if code % 2 else EVENT), code // 2
+
+
+def _hits(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]
+          ) -> list[tuple[DocKind, int]]:
+    """(kind, id) of each found document, read from the ``code`` column."""
+    return [_decode(int(code)) for code in searcher.fast_field_values("code", addresses)
+            if code is not None]
 
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    sb.add_text_field("key", stored=True, tokenizer_name="raw")
+    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # to delete by
+    # what searches read back: column-stored, no stored document to decompress per hit
+    sb.add_unsigned_field("code", fast=True)
     sb.add_text_field("kind", stored=False, tokenizer_name="raw")
     sb.add_text_field("text", stored=False, tokenizer_name="whitespace")
     sb.add_text_field("aud", stored=False, tokenizer_name="raw")
@@ -121,6 +134,7 @@ class TantivyIndex(TextIndex):
         doc = tantivy.Document()
         doc.add_text("key", _key(kind, doc_id))
         doc.add_text("kind", kind)
+        doc.add_unsigned("code", _code(kind, doc_id))
         return doc
 
     def add(self, rows: Sequence[EventRecord]) -> None:
@@ -205,7 +219,7 @@ class TantivyIndex(TextIndex):
         if n == 0:
             return set()
         res = searcher.search(query, n)
-        return {_parse(searcher.doc(addr)["key"][0])[1] for _, addr in res.hits}
+        return {doc_id for _, doc_id in _hits(searcher, [addr for _, addr in res.hits])}
 
     def labels(self) -> set[int]:
         """Every indexed event id (used to check consistency with the store)."""
@@ -246,8 +260,9 @@ class TantivyIndex(TextIndex):
         with self._lock:
             searcher = self.index.searcher()
             res = searcher.search(query, k)
-            return [TextHit(*_parse(searcher.doc(addr)["key"][0]), float(score))
-                    for score, addr in res.hits]
+            found = _hits(searcher, [addr for _, addr in res.hits])
+            return [TextHit(kind, doc_id, float(score))
+                    for (score, _), (kind, doc_id) in zip(res.hits, found, strict=True)]
 
     def _filters(self, where: IndexFilter | None) -> list[tantivy.Query]:
         if where is None:
