@@ -333,8 +333,9 @@ def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[
     top = current[0]
     first = _held(words, top)
     chosen, covered = [top], set(first)
+    most = min(EXTRACT_RECORDS, _parts(question))
     for h in current[1:EXTRACT_POOL]:
-        if len(chosen) >= min(EXTRACT_RECORDS, _parts(question)):
+        if len(chosen) >= most:
             break
         held = _held(words, h)
         if held - covered and len(held & covered) >= 2 and 2 * len(held) >= len(first):

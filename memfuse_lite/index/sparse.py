@@ -56,9 +56,12 @@ def _decode(code: int) -> tuple[DocKind, int]:
 
 def _hits(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]
           ) -> list[tuple[DocKind, int]]:
-    """(kind, id) of each found document, read from the ``code`` column."""
-    return [_decode(int(code)) for code in searcher.fast_field_values("code", addresses)
-            if code is not None]
+    """(kind, id) of each found document, in order, read from the ``code`` column (every
+    document of this format has one)."""
+    codes = searcher.fast_field_values("code", addresses)
+    if any(code is None for code in codes):
+        raise ValueError("sparse index documents without a code: rebuild the index")
+    return [_decode(int(code)) for code in codes if code is not None]
 
 
 def _schema() -> tantivy.Schema:

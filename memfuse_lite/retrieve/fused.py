@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
+"""Events by id (the ones that exist)."""
 Access = Callable[[Iterable[int]], dict[int, tuple[tuple[str, ...] | None, float]]]
 """Event ids → (audience, observation epoch): :meth:`Store.access`, read once."""
-"""Events by id (the ones that exist)."""
 
 
 def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilter | None:
