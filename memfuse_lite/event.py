@@ -9,12 +9,11 @@ it. The public view of a stored event, with its source trail, is
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .timeutil import parse_ts, to_epoch
+from .timeutil import epoch_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +42,7 @@ class EventRecord:
     """The time constraints are applied to: the event's start, else when observed."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "when_epoch", _epoch_of(self.event_start)
+        object.__setattr__(self, "when_epoch", epoch_of(self.event_start)
                            if self.event_start else self.ts_epoch)
 
     @property
@@ -52,10 +51,3 @@ class EventRecord:
         if self.embedding is None:
             raise ValueError(f"event {self.id or '(draft)'} has no embedding yet")
         return self.embedding
-
-
-@functools.lru_cache(maxsize=4096)
-def _epoch_of(text: str) -> float:
-    """Epoch seconds of a stored ISO time (the same times recur across nearby events; a
-    full cache of 65,536 times held 12 MB)."""
-    return to_epoch(parse_ts(text))

@@ -8,6 +8,7 @@ ordering only, read as if they were UTC so that naive and aware values sort toge
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 MIN_YEAR = 1900
 MAX_YEAR = 2200
@@ -46,6 +47,14 @@ def to_epoch(dt: datetime) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
+
+
+@lru_cache(maxsize=4096)
+def epoch_of(text: str) -> float:
+    """Epoch seconds of a stored ISO time (:func:`to_epoch` of :func:`parse_ts`),
+    remembered: the same times recur across nearby events (a full cache of 65,536 times
+    held 12 MB)."""
+    return to_epoch(parse_ts(text))
 
 
 def to_iso(dt: datetime) -> str:

@@ -29,7 +29,7 @@ from ..records import Edge
 from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, name_tokens
 from .model import DAY, EventView, last_views, load_views, times_of
-from .pairs import PairModel, candidate_features, pair_features, term_weights
+from .pairs import NewEvent, PairModel, candidate_features, pair_features
 from .plans import (
     changes,
     day_of,
@@ -72,9 +72,13 @@ def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
         if gap <= DAY * 1.5 and (a.reschedule or b.reschedule or a.cancel or b.cancel):
             return 0.8
         return 0.0
-    times_a = [t for t in (a.ts, a.start) if t is not None]
-    times_b = [t for t in (b.ts, b.start) if t is not None]
-    gap = min(abs(x - y) for x in times_a for y in times_b)
+    gap = abs(a.ts - b.ts)  # the closest of either's observation and event times
+    if a.start is not None:
+        gap = min(gap, abs(a.start - b.ts))
+        if b.start is not None:
+            gap = min(gap, abs(a.start - b.start))
+    if b.start is not None:
+        gap = min(gap, abs(a.ts - b.start))
     if gap <= DAY / 2:
         return 0.9
     if gap <= DAY:
@@ -161,8 +165,12 @@ class FusionAgent:
         # stored events' views and terms, kept between batches (see _read_once)
         self._recent_views: Recent[int, EventView] = Recent(cfg.recent_events)
         self._recent_terms: Recent[int, frozenset[str]] = Recent(cfg.recent_events)
+        self._recent_times: Recent[int, tuple[float, float]] = Recent(cfg.recent_events)
         self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
+        self._stored_times: ReadOnce[tuple[float, float]] = ReadOnce(lambda ids: {})
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
+        self._batch_terms: dict[int, frozenset[str]] = {}
+        """Terms of the events fused in this transaction so far (see _read_once)."""
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
@@ -182,6 +190,7 @@ class FusionAgent:
         """Forget the zone and the stored events read so far (their rows changed)."""
         self.zone.clear()
         self._recent_views.clear()
+        self._recent_times.clear()
         self._recent_terms.clear()
 
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
@@ -242,21 +251,25 @@ class FusionAgent:
         self._read_once(db, e.id)
         terms, df = self._terms(db, e)
         candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size), [], df)
-        return list(zip(candidates, self._features(db, e, candidates, terms, df), strict=True))
+        return list(zip(candidates, self._features(db, e, candidates, terms, df).tolist(),
+                        strict=True))
 
     def _read_once(self, db: apsw.Connection, first: int) -> None:
         """Read stored candidates' views and terms through the recent ones from here on.
         Stored events do not change while the memory is open, except when deleted or
         renumbered (then :meth:`reset` runs); events from ``first`` on are this batch's,
-        whose ids a rolled-back transaction gives out again, and whose terms are stored
-        as each is fused: those are never kept."""
+        whose ids a rolled-back transaction gives out again: those are never kept beyond
+        the batch (their terms, worked out as each is fused, are held until the next)."""
         def committed(i: int) -> bool:
             return i < first
 
         self._stored_views = ReadOnce(lambda ids: load_views(db, ids), keep=committed,
                                       memo=self._recent_views)
+        self._stored_times = ReadOnce(lambda ids: times_of(db, ids), keep=committed,
+                                      memo=self._recent_times)
         self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids), keep=committed,
                                       memo=self._recent_terms)
+        self._batch_terms = {}
 
     def _terms(self, db: apsw.Connection, e: EventView
                ) -> tuple[frozenset[str], dict[str, int]]:
@@ -266,17 +279,21 @@ class FusionAgent:
             return frozenset(), {}
         terms = event_terms(e.text)
         store_terms(db, e.id, terms)
+        self._batch_terms[e.id] = terms
         return terms, document_frequencies(db, terms, e.id)
 
     def _features(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   terms: frozenset[str], df: dict[str, int],
-                  rules: Sequence[float] | None = None) -> list[list[float]]:
-        theirs = self._stored_terms.get(c.id for c in candidates)
+                  rules: Sequence[tuple[float, float]] | None = None) -> np.ndarray:
+        """Feature rows of ``e``'s candidates (``rules``: their (rule score, cosine))."""
+        batch = self._batch_terms
+        theirs = {**self._stored_terms.get(c.id for c in candidates if c.id not in batch),
+                  **{c.id: batch[c.id] for c in candidates if c.id in batch}}
         if rules is None:
-            rules = [pair_score(e, c, self.cfg)[0] for c in candidates]
-        weights = term_weights(e, df)  # df holds every one of e's terms
-        return candidate_features([pair_features(e, c, weights, theirs[c.id], df, rule)
-                                   for c, rule in zip(candidates, rules, strict=True)])
+            rules = [pair_score(e, c, self.cfg) for c in candidates]
+        new = NewEvent.of(e, df)
+        return candidate_features([pair_features(new, c, theirs[c.id], rule, cos)
+                                   for c, (rule, cos) in zip(candidates, rules, strict=True)])
 
     def _bands(self, candidates: int) -> Bands:
         """The pair model's thresholds, or the rules' where there is no model or too few
@@ -294,7 +311,7 @@ class FusionAgent:
         rules = [pair_score(e, c, self.cfg) for c in candidates]
         if self.model is None or not learned:
             return rules
-        features = self._features(db, e, candidates, terms, df, [r for r, _ in rules])
+        features = self._features(db, e, candidates, terms, df, rules)
         return [(p, cos) for p, (_, cos) in zip(self.model.probabilities(features).tolist(), rules,
                                                 strict=True)]
 
@@ -352,15 +369,18 @@ class FusionAgent:
                          if i not in seen and i not in near]
             rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
                     if i not in seen and i not in near]
-            times = times_of(db, rare)
-            close = [i for i in rare if i in times and (
-                abs(times[i][0] - e.ts) <= window or abs(times[i][1] - e.when) <= window)
-            ][: self.cfg.rare_neighbours]
-            seen.update(sorted(self._stored_views.get([*close, *near]).items()))  # in id order
-        else:
-            seen.update(sorted(self._stored_views.get(near).items()))
+            near = [*self._within(e, rare, window)[: self.cfg.rare_neighbours], *near]
+        # the nearest texts are often from other weeks: their views are not needed
+        seen.update(sorted(self._stored_views.get(self._within(e, near, window)).items()))
         return [c for c in seen.values() if abs(c.when - e.when) <= window
-                or abs(c.ts - e.ts) <= window]
+                or abs(c.ts - e.ts) <= window]  # in id order
+
+    def _within(self, e: EventView, ids: Sequence[int], window: float) -> list[int]:
+        """Those of the stored events ``ids`` recorded, or happening, within ``window``
+        seconds of ``e`` (in the order given)."""
+        times = self._stored_times.get(ids)
+        return [i for i in ids if i in times and (abs(times[i][0] - e.ts) <= window
+                                                  or abs(times[i][1] - e.when) <= window)]
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                 fused_of: dict[int, int], bands: Bands, out: FusionChange) -> int | None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..event import EventRecord
 from ..text.features import has_cancel, has_reschedule, name_tokens
-from ..timeutil import parse_ts, to_epoch
+from ..timeutil import epoch_of
 
 DAY = 86_400.0
 
@@ -43,7 +43,7 @@ class EventView:
 
 
 def _epoch(value: str | None) -> float | None:
-    return None if value is None else to_epoch(parse_ts(value))
+    return None if value is None else epoch_of(value)
 
 
 def view_from_row(row: Sequence[object]) -> EventView:

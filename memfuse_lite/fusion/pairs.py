@@ -38,23 +38,34 @@ _COS, _RARE, _GAP = 0, 2, 7
 """Where cosine, rare-word share and log gap sit in :func:`pair_features`' vector."""
 
 
-def term_weights(e: EventView, df: dict[str, int]) -> dict[str, float]:
-    """The idf of each of ``e``'s terms (``df``: how many events before ``e`` hold each)."""
-    return {t: idf(n, e.id) for t, n in df.items()}
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """A new event's side of all its pairs, worked out once: the idf of each of its terms
+    (``df``: how many events before it hold each; every one of its terms is there), their
+    total, and everyone it names."""
+
+    event: EventView
+    weights: dict[str, float]
+    df: dict[str, int]
+    mass: float
+    people: frozenset[str]
+
+    @classmethod
+    def of(cls, e: EventView, df: dict[str, int]) -> NewEvent:
+        weights = {t: idf(n, e.id) for t, n in df.items()}
+        return cls(e, weights, df, sum(weights.values()) or 1.0, e.actors | e.entities)
 
 
-def pair_features(e: EventView, c: EventView, weights: dict[str, float],
-                  terms_c: frozenset[str], df: dict[str, int], rule: float) -> list[float]:
-    """The pair's own features of new event ``e`` against earlier candidate ``c``
-    (``weights``: :func:`term_weights` of ``e``; ``df``: the document frequency of each of
-    ``e``'s terms among events before ``e``; ``rule``: the rule scorer's score of the pair,
-    which knows reschedules and updates); the first is the cosine, which
-    :func:`candidate_features` turns into relative features."""
-    cos = float(e.vec @ c.vec)
+def pair_features(new: NewEvent, c: EventView, terms_c: frozenset[str], rule: float,
+                  cos: float) -> list[float]:
+    """The pair's own features of a new event against earlier candidate ``c`` (``rule``:
+    the rule scorer's score of the pair, which knows reschedules and updates; ``cos``:
+    their cosine, the first value, which :func:`candidate_features` turns into relative
+    features)."""
+    e, weights, df = new.event, new.weights, new.df
     shared = terms_c.intersection(weights)
-    mass = sum(weights.values()) or 1.0
     union = len(weights) + len(terms_c) - len(shared) or 1
-    people = len(e.actors & (c.actors | c.entities)) + len(c.actors & (e.actors | e.entities))
+    people = len(e.actors & (c.actors | c.entities)) + len(c.actors & new.people)
     place = bool(e.place and c.place and (e.place in c.place or c.place in e.place))
     gap_h = abs(e.ts - c.ts) / 3600.0
     event_gaps = []
@@ -64,7 +75,7 @@ def pair_features(e: EventView, c: EventView, weights: dict[str, float],
     if c.start is not None:
         event_gaps.append(abs(c.start - e.ts))
     event_h = min(event_gaps) / 3600.0 if event_gaps else None
-    return [cos, 1.0, sum(weights[t] for t in shared) / mass,
+    return [cos, 1.0, sum(weights[t] for t in shared) / new.mass,
             len(shared) / union, min(sum(1 for t in shared if df.get(t, 0) <= 5), 3) / 3.0,
             min(people, 2) / 2.0, float(place), math.log1p(gap_h) / 5.0, float(gap_h <= 1.0),
             float(gap_h <= 24.0), math.log1p(event_h) / 5.0 if event_h is not None else 1.0,
@@ -74,21 +85,21 @@ def pair_features(e: EventView, c: EventView, weights: dict[str, float],
             float((e.reschedule or e.cancel) and c.start is not None), min(rule, 1.5)]
 
 
-def candidate_features(pairs: list[list[float]]) -> list[list[float]]:
+def candidate_features(pairs: list[list[float]]) -> np.ndarray:
     """Feature vectors (in :data:`FEATURES` order) of one event's candidates, from their
     :func:`pair_features`: each pair's own features, then how its cosine and rare-word
     share compare with the best and the spread among all the candidates, how much later
     or earlier than the closest candidate it was recorded, and whether it is the most
     similar one."""
     if not pairs:
-        return []
+        return np.zeros((0, len(FEATURES)))
     rows = np.asarray(pairs, dtype=np.float64)
     cos, rare, gap = rows[:, _COS], rows[:, _RARE], rows[:, _GAP]
     relative = np.column_stack([
         (cos - cos.max()) * 10.0, (cos - cos.mean()) / (cos.std() + 1e-3) / 3.0,
         rare - rare.max(), (rare - rare.mean()) / (rare.std() + 1e-3) / 3.0,
         gap - gap.min(), (cos == cos.max()).astype(np.float64)])
-    return np.hstack([rows[:, 1:], relative]).tolist()
+    return np.hstack([rows[:, 1:], relative])
 
 
 Cross = tuple[str, str]

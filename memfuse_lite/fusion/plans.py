@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 
 import apsw
 
 from ..sources import profile_of
 from ..text.features import change_sentences, has_new_time, has_replacement
-from ..timeutil import parse_ts, to_epoch
+from ..timeutil import epoch_of
 from .model import DAY, EventView
 
 
@@ -41,7 +42,14 @@ def overlap(x: frozenset[str], y: frozenset[str]) -> float:
 
 def changes(e: EventView) -> bool:
     """Whether ``e`` reports a change to a plan: moved, cancelled or swapped."""
-    return e.reschedule or e.cancel or has_new_time(e.text) or has_replacement(e.text)
+    return e.reschedule or e.cancel or _reports_change(e.text)
+
+
+@lru_cache(maxsize=4096)
+def _reports_change(text: str) -> bool:
+    """A new time or a replacement in ``text`` (asked of every candidate of a report of
+    a change: the last few thousand texts are remembered)."""
+    return has_new_time(text) or has_replacement(text)
 
 
 def about(e: EventView) -> frozenset[str]:
@@ -112,7 +120,7 @@ def plans_between(db: apsw.Connection, before: int, start: float, end: float) ->
               for t in (start - DAY, end + DAY))
     rows = db.execute("SELECT id, event_start FROM events WHERE event_start BETWEEN ? AND ?"
                       " AND id < ? ORDER BY id DESC LIMIT ?", (lo, hi, before, PLAN_LOOKUP))
-    return [int(i) for i, when in rows if start <= to_epoch(parse_ts(when)) <= end]
+    return [int(i) for i, when in rows if start <= epoch_of(when) <= end]
 
 
 def restates(newer: EventView, older: EventView) -> bool:

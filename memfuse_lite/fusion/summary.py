@@ -10,7 +10,7 @@ import apsw
 from ..records import can_see
 from ..store import fused as fused_sql
 from ..store.fused import MemberRow
-from ..timeutil import parse_ts, to_epoch
+from ..timeutil import epoch_of
 
 
 def template_summary(rows: Sequence[MemberRow]) -> tuple[str, str | None, str | None]:
@@ -50,4 +50,4 @@ def refresh_summary(db: apsw.Connection, fused_id: int) -> tuple[str, float]:
     _, start, end = template_summary(rows)
     fused_sql.set_summary(db, fused_id, summary, start, end)
     text = "\n".join(r[3] for r in visible) if len(visible) > 1 else ""
-    return text, to_epoch(parse_ts(start)) if start else 0.0
+    return text, epoch_of(start) if start else 0.0

@@ -5,6 +5,7 @@ cancelled, because). Structured fields are read by :mod:`memfuse_lite.sources`."
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .tokens import tokenize, words
 
@@ -74,8 +75,10 @@ def place_in(text: str) -> str | None:
     return m.group(1)[:200] if m else None
 
 
+@lru_cache(maxsize=4096)
 def entities_of(text: str) -> tuple[str, ...]:
-    """Key content words: titled phrases and the rarest-looking content tokens."""
+    """Key content words: titled phrases and the rarest-looking content tokens (fusion
+    asks again for the texts of recent events: the last few thousand are remembered)."""
     ents: dict[str, None] = {}
     for m in _CAPS.finditer(text):
         phrase = m.group(0).strip()
