@@ -143,10 +143,15 @@ def test_chinese_dentist_rescheduled(open_memory, config: MemFuseConfig, scorer:
 
 
 @pytest.mark.parametrize("scorer", ["rules", "learned"])
+@pytest.mark.parametrize("reach", ["default", "narrow"])
 def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
-                                                    model_dir: Path, scorer: str) -> None:
+                                                    model_dir: Path, scorer: str,
+                                                    reach: str) -> None:
     rows = DENTIST + TRIP
-    fusion = FusionConfig(scorer=scorer)
+    # narrow: the batch holds more events than the zone keeps and the neighbours find,
+    # so a batch's own earlier events must be found as the indexed ones are
+    fusion = FusionConfig(scorer=scorer) if reach == "default" else FusionConfig(
+        scorer=scorer, zone_size=1, neighbours=2, time_neighbours=1)
     one = MemFuse(tmp_path / "one", config=MemFuseConfig(
         model_dir=model_dir, ingest=IngestConfig(batch_size=1, batch_latency_s=0),
         fusion=fusion), embedder=embedder)
@@ -268,7 +273,7 @@ def test_learned_scorer_reaches_back_days_through_a_shared_rare_word(
     last = ("last", "chat", "ben", "phone", "2025-03-05T18:00",
             "Call with Zephyrine about the garden", {}, "household")
     cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(
-        scorer="learned", pair_model=str(model), zone_size=1, neighbours=1, time_neighbours=0,
+        scorer="learned", pair_model=str(model), zone_size=5, neighbours=1, time_neighbours=0,
         window_days=7))
     mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
     try:

@@ -350,10 +350,8 @@ class FusionAgent:
 
     def _candidates(self, db: apsw.Connection, e: EventView, zone: deque[EventView],
                     batch: list[EventView], df: dict[str, int]) -> list[EventView]:
-        seen = {c.id: c for c in (*zone, *batch) if c.id != e.id}
-        near = [i for i, _ in self.neighbours(e.vec, self.cfg.neighbours, e.id,
-                                              self.cfg.neighbour_ef)
-                if i not in seen and i != e.id]
+        seen = {c.id: c for c in zone if c.id != e.id}
+        near = [i for i in self._nearest(e, batch) if i not in seen]
         # Apps often sync in bulk, one app at a time: the zone then holds one source only
         # and the nearest texts share its format. Events recorded around the same time
         # bring in the other sources' fragments.
@@ -371,9 +369,24 @@ class FusionAgent:
                     if i not in seen and i not in near]
             near = [*self._within(e, rare, window)[: self.cfg.rare_neighbours], *near]
         # the nearest texts are often from other weeks: their views are not needed
-        seen.update(sorted(self._stored_views.get(self._within(e, near, window)).items()))
+        pending = {c.id: c for c in batch}
+        near = self._within(e, [i for i in near if i not in pending], window) + [
+            i for i in near if i in pending]
+        seen.update(sorted({**self._stored_views.get(i for i in near if i not in pending),
+                            **{i: pending[i] for i in near if i in pending}}.items()))
         return [c for c in seen.values() if abs(c.when - e.when) <= window
                 or abs(c.ts - e.ts) <= window]  # in id order
+
+    def _nearest(self, e: EventView, batch: Sequence[EventView]) -> list[int]:
+        """The ``neighbours`` earlier events most similar to ``e``: the dense index's,
+        and this batch's (not indexed until it commits) as if they were, so that what is
+        found does not depend on how observations were batched."""
+        k = self.cfg.neighbours
+        found = dict(self.neighbours(e.vec, k, e.id, self.cfg.neighbour_ef))
+        for c in batch:
+            if c.id != e.id:
+                found.setdefault(c.id, float(e.vec @ c.vec))
+        return [i for i, _ in sorted(found.items(), key=lambda ic: (-ic[1], ic[0]))[:k]]
 
     def _within(self, e: EventView, ids: Sequence[int], window: float) -> list[int]:
         """Those of the stored events ``ids`` recorded, or happening, within ``window``
