@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
 from memfuse_lite.config import PAPER_LAYOUT, FusionConfig
+from memfuse_lite.embed.base import Embedder
 from memfuse_lite.prepare.registry import resolve_embedder_dir
 from memfuse_lite.timeutil import parse_ts
 
@@ -103,9 +104,9 @@ def labelled_memories(path: Path, lang: str, into: Path) -> MemFuse:
 
 
 def build(path: Path, observations: Iterable[dict[str, Any]],
-          config: MemFuseConfig | None = None) -> MemFuse:
+          config: MemFuseConfig | None = None, embedder: Embedder | None = None) -> MemFuse:
     """Open the memory at ``path``, ingesting the observations if it is new."""
-    mem = MemFuse(path, config=config)
+    mem = MemFuse(path, config=config, embedder=embedder)
     if mem.stats()["observations"] == 0:
         items = [Observation.from_json(o) for o in observations]
 
@@ -117,7 +118,7 @@ def build(path: Path, observations: Iterable[dict[str, Any]],
             await mem.aclose()
 
         asyncio.run(run())
-        mem = MemFuse(path, config=config)
+        mem = MemFuse(path, config=config, embedder=embedder)
     return mem
 
 
