@@ -373,9 +373,9 @@ class FusionAgent:
         near = self._within(e, [i for i in near if i not in pending], window) + [
             i for i in near if i in pending]
         seen.update(sorted({**self._stored_views.get(i for i in near if i not in pending),
-                            **{i: pending[i] for i in near if i in pending}}.items()))
+                            **{i: pending[i] for i in near if i in pending}}.items()))  # by id
         return [c for c in seen.values() if abs(c.when - e.when) <= window
-                or abs(c.ts - e.ts) <= window]  # in id order
+                or abs(c.ts - e.ts) <= window]
 
     def _nearest(self, e: EventView, batch: Sequence[EventView]) -> list[int]:
         """The ``neighbours`` earlier events most similar to ``e``: the dense index's,
