@@ -464,9 +464,8 @@ class FusionAgent:
             return []
         horizon = self.cfg.window_days * DAY
         known = {c.id for c in candidates}
-        extra = self._stored_views.get([i for i in plans_between(db, e.id, e.ts - DAY / 2,
-                                                                 e.ts + horizon)
-                                        if i not in known])
+        extra = self._stored_views.get([i for i in plans_between(
+            db, e.id, e.ts - DAY / 2, e.ts + horizon, written_by=e.ts) if i not in known])
         plans = [*candidates, *(extra[i] for i in sorted(extra))]
         mates = [c for c in candidates if fused_of.get(c.id) == target]
         return [Edge("supersedes", e.id, plan.id, 1.0, "later report changes the plan")

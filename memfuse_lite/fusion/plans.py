@@ -111,16 +111,22 @@ PLAN_LOOKUP = 200
 """At most this many scheduled events are read as what a report of a change may replace."""
 
 
-def plans_between(db: apsw.Connection, before: int, start: float, end: float) -> list[int]:
-    """Events with ids below ``before`` whose event time falls from ``start`` to ``end``
-    (epoch seconds), the latest first. Stored times are ISO text (naive ones in UTC,
-    others with their offset): the text range is a day wider on each side, the epochs
-    are compared exactly."""
+def plans_between(db: apsw.Connection, before: int, start: float, end: float,
+                  written_by: float) -> list[int]:
+    """Plans among the latest :data:`PLAN_LOOKUP` events with ids below ``before`` whose
+    event time falls from ``start`` to ``end`` (epoch seconds), the latest first: reported
+    schedules written down by ``written_by`` and before they were due (what
+    :func:`replaced_plans` would consider; the rest are never read in full). Stored times
+    are ISO text (naive ones in UTC, others with their offset): the text range is a day
+    wider on each side, the epochs are compared exactly."""
     lo, hi = (datetime.fromtimestamp(t, tz=UTC).replace(tzinfo=None).isoformat()
               for t in (start - DAY, end + DAY))
-    rows = db.execute("SELECT id, event_start FROM events WHERE event_start BETWEEN ? AND ?"
-                      " AND id < ? ORDER BY id DESC LIMIT ?", (lo, hi, before, PLAN_LOOKUP))
-    return [int(i) for i, when in rows if start <= epoch_of(when) <= end]
+    rows = db.execute("SELECT id, event_start, ts_epoch, source FROM events WHERE event_start"
+                      " BETWEEN ? AND ? AND id < ? ORDER BY id DESC LIMIT ?",
+                      (lo, hi, before, PLAN_LOOKUP))
+    return [int(i) for i, when, ts, source in rows
+            if start <= epoch_of(when) <= end and ts < epoch_of(when) and ts <= written_by
+            and not profile_of(source).records_moment]
 
 
 def restates(newer: EventView, older: EventView) -> bool:
