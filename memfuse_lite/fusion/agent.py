@@ -367,13 +367,15 @@ class FusionAgent:
                          if i not in seen and i not in near]
             rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
                     if i not in seen and i not in near]
-            near = [*self._within(e, rare, window)[: self.cfg.rare_neighbours], *near]
+            close = self._within(e, rare, window)[: self.cfg.rare_neighbours]
+        else:
+            close = []
         # the nearest texts are often from other weeks: their views are not needed
         pending = {c.id: c for c in batch}
-        near = self._within(e, [i for i in near if i not in pending], window) + [
-            i for i in near if i in pending]
-        seen.update(sorted({**self._stored_views.get(i for i in near if i not in pending),
-                            **{i: pending[i] for i in near if i in pending}}.items()))  # by id
+        ids = [*close, *self._within(e, [i for i in near if i not in pending], window),
+               *(i for i in near if i in pending)]
+        seen.update(sorted({**self._stored_views.get(i for i in ids if i not in pending),
+                            **{i: pending[i] for i in ids if i in pending}}.items()))  # by id
         return [c for c in seen.values() if abs(c.when - e.when) <= window
                 or abs(c.ts - e.ts) <= window]
 

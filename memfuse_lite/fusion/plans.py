@@ -124,9 +124,13 @@ def plans_between(db: apsw.Connection, before: int, start: float, end: float,
     rows = db.execute("SELECT id, event_start, ts_epoch, source FROM events WHERE event_start"
                       " BETWEEN ? AND ? AND id < ? ORDER BY id DESC LIMIT ?",
                       (lo, hi, before, PLAN_LOOKUP))
-    return [int(i) for i, when, ts, source in rows
-            if start <= epoch_of(when) <= end and ts < epoch_of(when) and ts <= written_by
-            and not profile_of(source).records_moment]
+    plans = []
+    for i, when, ts, source in rows:
+        due = epoch_of(when)
+        if (start <= due <= end and ts < due and ts <= written_by
+                and not profile_of(source).records_moment):
+            plans.append(int(i))
+    return plans
 
 
 def restates(newer: EventView, older: EventView) -> bool:
