@@ -109,15 +109,22 @@ def _asked(question: str) -> frozenset[str]:
     return _said(question) - QUESTION_WORDS
 
 
+def _about(hit: Hit) -> frozenset[str]:
+    """What a record says: its content words, and who wrote it in which app (a record
+    by Ben in his calendar speaks of "Ben's appointment" without naming him)."""
+    return _said(hit.text) | {x.lower() for p in hit.provenance for x in (p.user, p.source)}
+
+
 def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     """The retrieved records ordered for answering ``question``: by the share of the
-    question's words each one holds (a word rare among these records counts more), plus
-    a prior for its retrieval rank. Retrieval ranks what is about the question; this
-    ranks what states what the question asks."""
+    question's words each one holds (a word rare among these records counts more; its
+    author and app count as words it holds), plus a prior for its retrieval rank.
+    Retrieval ranks what is about the question; this ranks what states what the
+    question asks."""
     asked = _asked(question)
     if not asked or len(hits) < 2:
         return tuple(hits)
-    held = [asked & _said(h.text) for h in hits]
+    held = [asked & _about(h) for h in hits]
     found = Counter(w for words_ in held for w in words_)
     weight = {w: math.log(1.0 + len(hits) / (1.0 + found[w])) for w in asked}
     total = sum(weight.values())

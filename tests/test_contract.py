@@ -408,6 +408,21 @@ def test_records_are_ordered_for_the_answer_by_what_they_state() -> None:
     assert not matches("Which flight was delayed?", hits[0])
 
 
+
+def test_a_record_holds_its_authors_name_and_its_app_for_the_answer() -> None:
+    def hit(i: int, user: str, source: str, text: str) -> Hit:
+        return Hit(event_id=i, score=1.0 - i / 10, text=text,
+                   provenance=(Provenance(i, source, f"x{i}", user, "phone",
+                                          "2025-02-01T08:00"),), via="seed")
+
+    mia = hit(1, "mia", "chat", "My flight is delayed, I now land in Osaka at 15:10")
+    ben = hit(2, "ben", "chat", "My flight is delayed, I now land in Osaka at 13:40")
+    assert for_answer("When does Ben land in Osaka?", (mia, ben)) == (ben, mia)
+    note = hit(1, "ana", "note", "Dinner with Zhou Tao at Golden Dragon")
+    entry = hit(2, "ana", "calendar", "Dinner with Zhou Tao at Golden Dragon")
+    assert for_answer("Which restaurant does Ana's calendar show for the dinner with "
+                      "Zhou Tao?", (note, entry)) == (entry, note)
+
 def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:
     meeting = Hit(event_id=1, score=1.0, text="家长会 周五 15:00 实验小学", via="seed",
                   provenance=(Provenance(1, "calendar", "c1", "ben", "laptop",
