@@ -231,6 +231,12 @@ def test_events_and_fused_memories_are_separate_kinds(name: str, tmp_path: Path)
     both = index.search("grandma dinner", "ana", 10, kinds=(EVENT, FUSED))
     assert {(h.kind, h.id) for h in both} >= {(EVENT, 2), (FUSED, 2)}
     assert all(h.kind == EVENT for h in index.search("grandma dinner", "ana", 10))
+    assert [(h.kind, h.id) for h in index.search("grandma dinner", "ana", 10,
+                                                 kinds=(FUSED,))] == [(FUSED, 2)]
+    scores = {(h.kind, h.id): h.score for h in both}
+    for kinds in ((EVENT,), (FUSED,)):  # one kind scores as it does among both
+        assert all(scores[(h.kind, h.id)] == h.score
+                   for h in index.search("grandma dinner", "ana", 10, kinds=kinds))
     assert index.fused_ids() == {2} and index.event_count() == len(TEXTS)
     index.remove_fused([2])
     assert 2 in index.labels() and index.fused_ids() == set()

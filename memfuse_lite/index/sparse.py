@@ -251,12 +251,16 @@ class TantivyIndex(TextIndex):
         audience = tantivy.Query.const_score_query(
             tantivy.Query.term_set_query(self.schema, "aud", [HOUSEHOLD, viewer]), 0.0
         )
-        # one kind: a plain term query (a term-set query costs about half a BM25 search)
-        kind = tantivy.Query.const_score_query(
-            tantivy.Query.term_query(self.schema, "kind", kinds[0]) if len(set(kinds)) == 1
-            else tantivy.Query.term_set_query(self.schema, "kind", sorted(set(kinds))), 0.0)
-        clauses = [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience),
-                   (tantivy.Occur.Must, kind)]
+        clauses = [(tantivy.Occur.Must, terms), (tantivy.Occur.Must, audience)]
+        # Every document is an event or a fused memory: both kinds need no clause, and
+        # events alone are found by leaving out the fewer fused-memory documents (a
+        # clause every event matches would be checked for each one the terms reach)
+        if set(kinds) == {EVENT}:
+            clauses.append((tantivy.Occur.MustNot,
+                            tantivy.Query.term_query(self.schema, "kind", FUSED)))
+        elif set(kinds) == {FUSED}:
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(
+                tantivy.Query.term_query(self.schema, "kind", FUSED), 0.0)))
         clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
                     for f in self._filters(where)]
         query = tantivy.Query.boolean_query(clauses)
