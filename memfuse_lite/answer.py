@@ -297,8 +297,12 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             choice = value.get("choice") if choices and value.get("choice") in choices else None
             # The model's own "known" flag is not trusted (small models set it at random):
             # its answer stands only when the records it cites state what it says.
-            if claim and cited and supported(claim, question, [by_id[i] for i in cited]):
-                used = _used(claim, [by_id[i] for i in cited], _parts(question))
+            used = _used(claim, [by_id[i] for i in cited], _parts(question)) \
+                if claim and cited else ()
+            # A question that asks several things: an answer resting on fewer records
+            # than the extractive one quotes, one per part, leaves a part unanswered.
+            if claim and cited and supported(claim, question, [by_id[i] for i in cited]) \
+                    and len(used or cited) >= len(_quoted(question, hits)):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in used or cited]):
                     # a letter whose option the cited records do not state is a guess
@@ -328,13 +332,13 @@ def _held(words: set[str], hit: Hit) -> frozenset[str]:
     return frozenset(w for w in words if w in lowered or w in names)
 
 
-def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[int, ...]]:
-    """Quote the best current record and, for a question that asks several things, those
-    among the next best that hold a key word of the question the quoted ones do not and
-    two they do (another part of the same happening: the calendar entry's time, the
-    clinic's message with the address), one per further part, at most
-    :data:`EXTRACT_RECORDS`. "I don't know" unless the quoted records hold at least half
-    of the question's key words."""
+def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
+    """The records an extractive answer quotes: the best current record and, for a
+    question that asks several things, those among the next best that hold a key word of
+    the question the quoted ones do not and two they do (another part of the same
+    happening: the calendar entry's time, the clinic's message with the address), one per
+    further part, at most :data:`EXTRACT_RECORDS`. None unless they hold at least half of
+    the question's key words."""
     words = set(keywords(question).split())
     current = [h for h in hits if not h.superseded_by] or list(hits)
     top = current[0]
@@ -349,7 +353,17 @@ def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[
             chosen.append(h)
             covered |= held
     if words and len(covered) < max(1, (len(words) + 1) // 2):
+        return []
+    return chosen
+
+
+def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[int, ...]]:
+    """Quote the records :func:`_quoted` picks and the report the best one replaces, if
+    any; "I don't know" when it picks none."""
+    chosen = _quoted(question, hits)
+    if not chosen:
         return DONT_KNOW, False, ()
+    top = chosen[0]
     quotes = []
     for h in chosen:
         p = h.provenance[0]

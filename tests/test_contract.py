@@ -483,6 +483,17 @@ def test_an_extractive_answer_quotes_a_record_per_part_of_the_question() -> None
     named = compose("Which clinic does Ben's calendar show for the dentist?", (calendar,), (),
                     None, None)
     assert named.known and named.cited == (1,)
+    # an LLM answer to one of the two parts the records answer does not stand
+    question = "When is Ben's dentist appointment with Dr. Patel, and at what address?"
+    def citing(answer: str, *texts: str) -> ScriptedLLM:
+        return ScriptedLLM(lambda op, prompt: {
+            "answer": answer, "citations": cite(prompt, *texts), "known": True})
+
+    half = compose(question, hits, (), None, citing("Friday 10 January 11:30", "Patel, Friday"))
+    assert half.mode == "fallback" and half.cited == (1, 2), half
+    whole = compose(question, hits, (), None, citing(
+        "Friday 10 January 11:30 at 36 Harbour Street", "Patel, Friday", "Harbour"))
+    assert whole.mode == "llm" and whole.cited == (1, 2), whole
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
