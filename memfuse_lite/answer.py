@@ -301,13 +301,19 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                 if claim and cited else ()
             # A question that asks several things: an answer resting on fewer records
             # than the extractive one quotes, one per part, leaves a part unanswered.
+            # An answer resting on a report that a later one replaced, without citing
+            # that one, gives an out-of-date state as the current one.
+            rests = used or cited
+            rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
+                                         if j in cited and j not in rests))
             if claim and cited and supported(claim, question, [by_id[i] for i in cited]) \
-                    and len(used or cited) >= len(_quoted(question, hits)):
+                    and len(rests) >= len(_quoted(question, hits)) \
+                    and not any(set(by_id[i].superseded_by) - set(cited) for i in rests):
                 if choice is not None and choices is not None and not supported(
-                        choices[choice], question, [by_id[i] for i in used or cited]):
+                        choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
                     choice = _extractive_choice(choices, hits, embed)
-                return Draft(text, True, used or cited, completion.usage, choice, "llm")
+                return Draft(text, True, rests, completion.usage, choice, "llm")
             # an answer that does not stand does not pick the letter either
             text, known, ids = _extractive(question, hits)
             return Draft(text, known, ids, completion.usage,

@@ -496,6 +496,29 @@ def test_an_extractive_answer_quotes_a_record_per_part_of_the_question() -> None
     assert whole.mode == "llm" and whole.cited == (1, 2), whole
 
 
+def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
+    def hit(eid: int, text: str, superseded_by: tuple[int, ...] = ()) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, "chat", f"x{eid}", "ana", "phone",
+                                                     "2025-01-08T14:30:00"),),
+                   superseded_by=superseded_by)
+
+    planned = hit(1, "Dinner with Wang Fang – Cafe Soleil, Wednesday 8 January 19:30",
+                  superseded_by=(2,))
+    moved = hit(2, "From Wang Fang: Cafe Soleil is full tonight, let's go to Trattoria Roma "
+                   "instead, same time")
+    question = "Where is the dinner with Wang Fang?"
+
+    def citing(answer: str, *texts: str) -> ScriptedLLM:
+        return ScriptedLLM(lambda op, prompt: {
+            "answer": answer, "citations": cite(prompt, *texts), "known": True})
+
+    stale = compose(question, (planned, moved), (), None, citing("Cafe Soleil", "Wednesday"))
+    assert stale.mode == "fallback" and "Trattoria Roma" in stale.text, stale
+    current = compose(question, (planned, moved), (), None,
+                      citing("Trattoria Roma, not Cafe Soleil", "Wednesday", "Trattoria"))
+    assert current.mode == "llm" and 2 in current.cited, current
+
+
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
     mem = open_memory()
     ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place"),
