@@ -84,6 +84,8 @@ _ASKS_VALUE = re.compile(
     r"much|long|often|old|far|late|early))\b|什么时候|何时|几点|几号|哪天|哪一天|哪年|几月|"
     r"多少|几个|几次|多久|多长|多大", re.I)
 """A question that asks for a time, a date or an amount (a bare number can answer it)."""
+_ASKS_NUMBER = re.compile(r"\b(?:how (?:many|much)|what time|cost)\b|多少|几点|几个|几次", re.I)
+"""A question whose answer is a number: an amount, a count or a clock time."""
 FUNCTION_WORDS = frozenset("""a an the and or but of to in on at by for with from as is are was
 were be been it its this that these those there here i me my mine we us our you your he him
 his she her they them their what which who whom when where why how do does did will would
@@ -302,12 +304,15 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             # A question that asks several things: an answer resting on fewer records
             # than the extractive one quotes, one per part, leaves a part unanswered.
             # An answer resting on a report that a later one replaced, without citing
-            # that one, gives an out-of-date state as the current one.
+            # that one, gives an out-of-date state as the current one. A question asking
+            # how much, how many or what time is not answered without a number.
             rests = used or cited
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
                                          if j in cited and j not in rests))
             if claim and cited and supported(claim, question, [by_id[i] for i in cited]) \
                     and len(rests) >= len(_quoted(question, hits)) \
+                    and (choices is not None or not _ASKS_NUMBER.search(question)
+                         or bool(_NUMBER.search(claim))) \
                     and not any(set(by_id[i].superseded_by) - set(cited) for i in rests):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):

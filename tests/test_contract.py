@@ -519,6 +519,21 @@ def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     assert current.mode == "llm" and 2 in current.cited, current
 
 
+def test_an_llm_answer_without_a_number_does_not_answer_how_much() -> None:
+    paid = Hit(1, 1.0, "Paid ¥46.30 for party hats for Omar Aziz's party",
+               (Provenance(1, "payment", "x1", "mia", "phone", "2025-02-03T17:37:00"),))
+    question = "How much did the party hats for Omar Aziz's party cost?"
+
+    def answering_from(answer: str) -> ScriptedLLM:
+        return ScriptedLLM(lambda op, prompt: {"answer": answer, "citations": [1],
+                                               "known": True})
+
+    vague = compose(question, (paid,), (), None, answering_from("Party hats for Omar Aziz"))
+    assert vague.mode == "fallback" and "46.30" in vague.text, vague
+    exact = compose(question, (paid,), (), None, answering_from("¥46.30 for the party hats"))
+    assert exact.mode == "llm", exact
+
+
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
     mem = open_memory()
     ingest(mem, [("2025-02-15T10:00", "Dinner with the Wangs at the hotpot place"),
