@@ -303,8 +303,8 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                 if claim and cited else ()
             # A question that asks several things: an answer resting on fewer records
             # than the extractive one quotes, one per part, leaves a part unanswered.
-            # An answer resting on a report that a later one replaced, citing none of
-            # those, gives an out-of-date state as the current one. A question asking
+            # An answer resting on a report that a later one replaced, without citing
+            # that one, gives an out-of-date state as the current one. A question asking
             # how much, how many or what time is not answered without a number.
             rests = used or cited
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
@@ -313,8 +313,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                     and len(rests) >= len(_quoted(question, hits)) \
                     and (choices is not None or not _ASKS_NUMBER.search(question)
                          or bool(_NUMBER.search(claim))) \
-                    and all(set(by_id[i].superseded_by) & set(cited)
-                            for i in rests if by_id[i].superseded_by):
+                    and not any(set(by_id[i].superseded_by) - set(cited) for i in rests):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess

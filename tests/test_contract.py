@@ -502,9 +502,8 @@ def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
                                                      "2025-01-08T14:30:00"),),
                    superseded_by=superseded_by)
 
-    # two later reports replaced the plan: citing one of them presents the change
     planned = hit(1, "Dinner with Wang Fang – Cafe Soleil, Wednesday 8 January 19:30",
-                  superseded_by=(2, 3))
+                  superseded_by=(2,))
     moved = hit(2, "From Wang Fang: Cafe Soleil is full tonight, let's go to Trattoria Roma "
                    "instead, same time")
     question = "Where is the dinner with Wang Fang?"
