@@ -158,21 +158,22 @@ def _parts(question: str) -> int:
 
 
 def _used(answer: str, cited: Sequence[Hit], parts: int = 1) -> tuple[int, ...]:
-    """The records the answer rests on: the first cited one, in answer order (``cited``
-    follows :func:`for_answer`), that states something the answer says, then, for a
-    question asking ``parts`` things, each next one that states something of the answer
-    the kept ones do not. A small model cites records beside the ones it answers from
-    (measured with ``bench ask``: a second citation was gold evidence less often than the
-    first), so only those are kept."""
+    """The records the answer rests on: the cited one that states most of what the answer
+    says (the first such in answer order: ``cited`` follows :func:`for_answer`), then, for
+    a question asking ``parts`` things, each next one that states most of what the kept
+    ones do not. A small model cites records beside the ones it answers from (measured
+    with ``bench ask``: a second citation was gold evidence less often than the first),
+    so only those are kept."""
     wanted = _stated(answer)
+    pool = [(h.event_id, _stated(_with_time(h))) for h in cited]
     kept: list[int] = []
-    for h in cited:
-        if len(kept) >= parts:
+    while pool and len(kept) < parts:
+        best = max(range(len(pool)), key=lambda i: len(wanted & pool[i][1]))
+        eid, states = pool.pop(best)
+        if not wanted & states:
             break
-        found = wanted & _stated(_with_time(h))
-        if found:
-            kept.append(h.event_id)
-            wanted -= found
+        kept.append(eid)
+        wanted -= states
     return tuple(kept)
 
 

@@ -512,6 +512,11 @@ def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
         return ScriptedLLM(lambda op, prompt: {
             "answer": answer, "citations": cite(prompt, *texts), "known": True})
 
+    # the answer rests on the record stating most of it, not the first one cited
+    reminder = hit(3, "Reminder: dinner with Wang Fang on Wednesday", superseded_by=(9,))
+    copied = compose(question, (reminder, moved), (), None, citing(
+        "Wang Fang: let's go to Trattoria Roma instead", "Reminder", "Trattoria"))
+    assert copied.mode == "llm" and copied.cited == (2,), copied
     stale = compose(question, (planned, moved), (), None, citing("Cafe Soleil", "Wednesday"))
     assert stale.mode == "fallback" and "Trattoria Roma" in stale.text, stale
     current = compose(question, (planned, moved), (), None,
