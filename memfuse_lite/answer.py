@@ -111,10 +111,15 @@ def _asked(question: str) -> frozenset[str]:
     return _said(question) - QUESTION_WORDS
 
 
+def _origin(hit: Hit) -> frozenset[str]:
+    """Who wrote a record and in which app, lowercased (a record by Ben in his calendar
+    speaks of "Ben's appointment" without naming him)."""
+    return frozenset(x.lower() for p in hit.provenance for x in (p.user, p.source))
+
+
 def _about(hit: Hit) -> frozenset[str]:
-    """What a record says: its content words, and who wrote it in which app (a record
-    by Ben in his calendar speaks of "Ben's appointment" without naming him)."""
-    return _said(hit.text) | {x.lower() for p in hit.provenance for x in (p.user, p.source)}
+    """What a record says: its content words and its :func:`_origin`."""
+    return _said(hit.text) | _origin(hit)
 
 
 def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
@@ -307,11 +312,12 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             # An answer resting on a report that a later one replaced, without citing
             # that one, gives an out-of-date state as the current one. A question asking
             # how much, how many or what time is not answered without a number.
+            quoted = _quoted(question, hits)
             rests = used or cited
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
                                          if j in cited and j not in rests))
             if claim and cited and supported(claim, question, [by_id[i] for i in cited]) \
-                    and len(rests) >= len(_quoted(question, hits)) \
+                    and len(rests) >= len(quoted) \
                     and (choices is not None or not _ASKS_NUMBER.search(question)
                          or bool(_NUMBER.search(claim))) \
                     and not any(set(by_id[i].superseded_by) - set(cited) for i in rests):
@@ -321,7 +327,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                     choice = _extractive_choice(choices, hits, embed)
                 return Draft(text, True, rests, completion.usage, choice, "llm")
             # an answer that does not stand does not pick the letter either
-            text, known, ids = _extractive(question, hits)
+            text, known, ids = _extractive(question, hits, quoted)
             return Draft(text, known, ids, completion.usage,
                          _extractive_choice(choices, hits, embed), "fallback")
     text, known, cited = _extractive(question, hits)
@@ -339,8 +345,7 @@ def _held(words: set[str], hit: Hit) -> frozenset[str]:
     """The question's key words a record holds: in its text, among its names, or naming
     the app or user it came from ("Ana's calendar")."""
     lowered = hit.text.lower()
-    names = set(entities_of(hit.text)) | {x.lower() for p in hit.provenance
-                                          for x in (p.source, p.user)}
+    names = set(entities_of(hit.text)) | _origin(hit)
     return frozenset(w for w in words if w in lowered or w in names)
 
 
@@ -369,10 +374,11 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     return chosen
 
 
-def _extractive(question: str, hits: tuple[Hit, ...]) -> tuple[str, bool, tuple[int, ...]]:
-    """Quote the records :func:`_quoted` picks and the report the best one replaces, if
-    any; "I don't know" when it picks none."""
-    chosen = _quoted(question, hits)
+def _extractive(question: str, hits: tuple[Hit, ...], chosen: list[Hit] | None = None
+                ) -> tuple[str, bool, tuple[int, ...]]:
+    """Quote the records :func:`_quoted` picks (``chosen``, when already picked) and the
+    report the best one replaces, if any; "I don't know" when it picks none."""
+    chosen = _quoted(question, hits) if chosen is None else chosen
     if not chosen:
         return DONT_KNOW, False, ()
     top = chosen[0]
