@@ -8,7 +8,7 @@ the generated household's scenes. For every event, in ingestion order, the candi
 and features are read through the library (``FusionAgent.pairs``), labelled "same
 episode" when both records carry the same label. A logistic model is fitted by Newton's
 method with an L2 penalty; the join probability is the lowest that keeps B-cubed
-precision >= 0.83 on the training data (a quick greedy clustering).
+precision >= 0.81 on the training data (a quick greedy clustering).
 
 Cross-validation never tests on episodes the model was fitted on. The EN and ZH records
 are translations of the same year, so "fit on EN, test on ZH" would test on known
@@ -52,13 +52,20 @@ PERSON = ("lifebench-en", "lifebench-zh")
 HALVES = ("first half", "second half")
 CROSSES: tuple[tuple[str, str], ...] = (
     ("rare_share", "same_source"), ("within_hour", "same_user"),
-    ("same_source", "rule_score"), ("within_hour", "gap_beyond_nearest"),
+    ("same_source", "rule_overlap"), ("within_hour", "gap_beyond_nearest"),
     ("same_user", "gap_beyond_nearest"))
 """Products of two features the model also weighs, the first five of a forward selection
 by mean cross-validated pair AUC over all 210 products (``--select-crosses 5`` reruns it):
 shared rare words and the rule score say less between records of one app (its templates
 share words), recording within the hour and being the closest record in time say more
 when one person recorded both."""
+
+
+def _opening() -> MemFuseConfig:
+    """The configuration memories are opened (and first built) with here: the rule
+    scorer, so that a shipped model fitted on other features does not stop its refit."""
+    default = MemFuseConfig()
+    return replace(default, fusion=replace(default.fusion, scorer="rules"))
 
 
 @dataclass
@@ -76,7 +83,7 @@ def dataset(name: str, root: Path) -> Labelled:
     """Build (once) and label a dataset's memory."""
     if name == "generated":
         path = root / "generated-s7"
-        build(path, load(SMALL, "observations.jsonl")).close()
+        build(path, load(SMALL, "observations.jsonl"), _opening()).close()
         gold: dict[str, str] = {}
         for obs in load(SMALL, "observations.jsonl"):
             key = f"{obs['source']}:{obs['external_id']}"
@@ -90,7 +97,7 @@ def dataset(name: str, root: Path) -> Labelled:
         return Labelled(name, path, gold, evidence)
     lang = name.split("-")[1]
     path = root / name
-    build(path, lifebench_observations(lang)).close()
+    build(path, lifebench_observations(lang), _opening()).close()
     evidence = [[f"{s}:{x}" for s, x in q["evidence"]] for q in lifebench_questions(lang)]
     return Labelled(name, path, gold_labels(lang), evidence)
 
@@ -118,7 +125,7 @@ class Pairs:
 
 def collect(data: Labelled) -> Pairs:
     """Every event's candidates and features, as the learned scorer sees them."""
-    config = MemFuseConfig()
+    config = _opening()
     mem = MemFuse(data.path, config=config)
     try:
         # the candidates and features do not depend on the weights
@@ -173,12 +180,14 @@ def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, iterations: int = 25) ->
 
 
 def fit_model(train: list[tuple[Labelled, Pairs]], crosses: tuple[tuple[str, str], ...],
-              about: dict[str, Any]) -> PairModel:
-    """Fit weights over the features and ``crosses`` and choose the join probability."""
+              about: dict[str, Any], floor: float | None = None) -> PairModel:
+    """Fit weights over the features and ``crosses`` and choose the join probability
+    (the lowest keeping training precision at ``floor``, default :data:`PRECISION_FLOOR`)."""
     X = np.vstack([design(p.X, crosses) for _, p in train])
     y = np.concatenate([p.y for _, p in train])
     model = PairModel(fit(X, y), 0.5, about, crosses)
-    return replace(model, threshold=choose_threshold(train, model))
+    return replace(model, threshold=choose_threshold(
+        train, model, PRECISION_FLOOR if floor is None else floor))
 
 
 def auc(scores: np.ndarray, y: np.ndarray) -> float:
@@ -206,23 +215,25 @@ def greedy(pairs: Pairs, prob: np.ndarray, threshold: float, cap: int = 10) -> d
     return group
 
 
-PRECISION_FLOOR = 0.83
+PRECISION_FLOOR = 0.81
 """Training precision the join probability must keep: the 0.80 goal and a margin for what
-does not carry over to unseen episodes."""
+does not carry over to unseen episodes (the lowest of 0.83, 0.81 and 0.80 whose
+cross-validated precision stayed at or above 0.80 in every fold; ``--precision-floor``)."""
 
 
 def choose_threshold(train: list[tuple[Labelled, Pairs]], model: PairModel,
-                     grid: Iterable[float] = tuple(np.round(np.arange(0.2, 0.701, 0.025), 3))
+                     floor: float = PRECISION_FLOOR,
+                     grid: Iterable[float] = tuple(np.round(np.arange(0.2, 0.701, 0.0125), 4))
                      ) -> float:
     """The lowest join probability (the most joins, so the most evidence brought
     together) whose mean B-cubed precision over the training datasets stays at or above
-    :data:`PRECISION_FLOOR`, estimated by :func:`greedy`."""
+    ``floor`` (:data:`PRECISION_FLOOR`), estimated by :func:`greedy`."""
     for t in sorted(grid):
-        precision = np.mean([
+        precision = np.min([
             bcubed({pairs.rec[e]: f"g{g}" for e, g in
                     greedy(pairs, model.probabilities(pairs.X), t).items()},
                    data.gold)["precision"] for data, pairs in train])
-        if precision >= PRECISION_FLOOR:
+        if precision >= floor:
             return float(t)
     return float(max(grid))
 
@@ -260,6 +271,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="where the datasets' memories are built (default: bench/out)")
     ap.add_argument("--write", action="store_true",
                     help="fit on every dataset and write memfuse_lite/fusion/pair_model.json")
+    ap.add_argument("--precision-floor", type=float, default=PRECISION_FLOOR, metavar="P",
+                    help="training B-cubed precision the join probability must keep "
+                         f"(default {PRECISION_FLOOR})")
     ap.add_argument("--no-crosses", action="store_true",
                     help="fit over the features alone, without their products (ablation)")
     ap.add_argument("--select-crosses", type=int, default=0, metavar="N",
@@ -290,12 +304,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     crosses = () if args.no_crosses else CROSSES
     default = MemFuseConfig()
-    rules = replace(default, fusion=replace(default.fusion, scorer="rules"))
+    rules = _opening()
     fused_by_rules = {name: fuse(data[name], rules) for name in DATASETS}
     rows: list[dict[str, Any]] = []
     for train_label, train, test_label, tests in folds:
         model = fit_model([(data[n], t) for n, t in train], crosses,
-                          {"fitted_on": train_label})
+                          {"fitted_on": train_label}, args.precision_floor)
         threshold = model.threshold
         path = root / f"pair-model-{test_label.replace(' ', '-')}.json"
         path.write_text(model.to_json())
@@ -315,14 +329,15 @@ def main(argv: list[str] | None = None) -> None:
             _print(row)
     result: dict[str, Any] = {"command": "python3 -m bench fusion-fit " + " ".join(argv or []),
                               "features": list(FEATURES),
-                              "crosses": [list(c) for c in crosses], "cut": cut, "folds": rows}
+                              "crosses": [list(c) for c in crosses], "cut": cut,
+                              "precision_floor": args.precision_floor, "folds": rows}
     if args.write:
         model = fit_model([(data[n], pairs[n]) for n in DATASETS], crosses, {
             "fitted_on": list(DATASETS), "command": result["command"],
             "cross_validation": [{"train": r["train"], "test": r["test"],
                                   **{k: r["learned"][k] for k in ("precision", "recall", "f1",
                                                                   "cohesion")}}
-                                 for r in rows]})
+                                 for r in rows]}, args.precision_floor)
         MODEL_FILE.write_text(model.to_json())
         names = [*FEATURES, *(f"{a} x {b}" for a, b in crosses)]
         result["model"] = {"threshold": model.threshold, "weights": dict(

@@ -93,13 +93,16 @@ def updates(a: EventView, b: EventView) -> bool:
                                                                       b.entities) >= 0.5
 
 
-def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, float]:
+def pair_score(a: EventView, b: EventView, cfg: FusionConfig, *, cosine: bool = True
+               ) -> tuple[float, float]:
     """(score, cosine) of event ``a`` against candidate ``b``.
 
     ``score = content * time_factor + w_complement * complementarity``, where content
     is the weighted sum of rescaled cosine, shared entities, actors and place (0..1); the
     whole is scaled by ``name_conflict`` when both events name people or organisations
-    and share none of them.
+    and share none of them. Without ``cosine`` the score leaves the cosine out: what the
+    pair model reads, since a cosine's scale differs between languages (it has the
+    candidate-relative cosine features instead).
     """
     cos = float(a.vec @ b.vec)
     t = time_factor(a, b, cfg)
@@ -108,7 +111,7 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig) -> tuple[float, fl
     sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
     place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
     people = max(overlap(a.actors, b.actors | b.entities), overlap(b.actors, a.actors | a.entities))
-    content = (cfg.w_sim * sim + cfg.w_entity * overlap(a.entities, b.entities)
+    content = (cfg.w_sim * sim * cosine + cfg.w_entity * overlap(a.entities, b.entities)
                + cfg.w_actor * people + cfg.w_place * place)
     score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
     if updates(a, b):
@@ -285,12 +288,13 @@ class FusionAgent:
     def _features(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   terms: frozenset[str], df: dict[str, int],
                   rules: Sequence[tuple[float, float]] | None = None) -> np.ndarray:
-        """Feature rows of ``e``'s candidates (``rules``: their (rule score, cosine))."""
+        """Feature rows of ``e``'s candidates (``rules``: their (rule score without the
+        cosine, cosine))."""
         batch = self._batch_terms
         theirs = {**self._stored_terms.get(c.id for c in candidates if c.id not in batch),
                   **{c.id: batch[c.id] for c in candidates if c.id in batch}}
         if rules is None:
-            rules = [pair_score(e, c, self.cfg) for c in candidates]
+            rules = [pair_score(e, c, self.cfg, cosine=False) for c in candidates]
         new = NewEvent.of(e, df)
         return candidate_features([pair_features(new, c, theirs[c.id], rule, cos)
                                    for c, (rule, cos) in zip(candidates, rules, strict=True)])
@@ -306,11 +310,11 @@ class FusionAgent:
                 terms: frozenset[str], df: dict[str, int], learned: bool
                 ) -> list[tuple[float, float]]:
         """(score, cosine) of each candidate: the rule score, or (``learned``) the pair
-        model's probability of the same episode (which reads the rule score as one of its
-        features: what the rules know of reschedules and updates)."""
-        rules = [pair_score(e, c, self.cfg) for c in candidates]
+        model's probability of the same episode (which reads the rule score, without its
+        cosine, as one of its features: what the rules know of reschedules and updates)."""
         if self.model is None or not learned:
-            return rules
+            return [pair_score(e, c, self.cfg) for c in candidates]
+        rules = [pair_score(e, c, self.cfg, cosine=False) for c in candidates]
         features = self._features(db, e, candidates, terms, df, rules)
         return [(p, cos) for p, (_, cos) in zip(self.model.probabilities(features).tolist(), rules,
                                                 strict=True)]

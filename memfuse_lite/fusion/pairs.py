@@ -27,12 +27,13 @@ from .terms import idf
 FEATURES = ("bias", "rare_share", "term_jaccard", "rare_terms", "people", "place",
             "log_gap_hours", "within_hour", "within_day", "log_event_time_gap",
             "event_time_close", "same_user", "same_source", "name_conflict", "update_cue",
-            "rule_score", "cosine_below_best", "cosine_z", "rare_below_best", "rare_z",
+            "rule_overlap", "cosine_below_best", "cosine_z", "rare_below_best", "rare_z",
             "gap_beyond_nearest", "most_similar")
 """Pair features, then features relative to the event's other candidates. Raw cosine is
 left out on purpose: its scale differs between languages and texts (Chinese records sit
 closer together under e5 than English ones), while how a candidate ranks against the
-others recorded around the same time carries over."""
+others recorded around the same time carries over. The rule score comes in without its
+cosine part for the same reason (``rule_overlap``)."""
 
 _COS, _RARE, _GAP = 0, 2, 7
 """Where cosine, rare-word share and log gap sit in :func:`pair_features`' vector."""
@@ -59,7 +60,8 @@ class NewEvent:
 def pair_features(new: NewEvent, c: EventView, terms_c: frozenset[str], rule: float,
                   cos: float) -> list[float]:
     """The pair's own features of a new event against earlier candidate ``c`` (``rule``:
-    the rule scorer's score of the pair, which knows reschedules and updates; ``cos``:
+    the rule scorer's score of the pair without its cosine part, which knows shared
+    entities, reschedules and updates; ``cos``:
     their cosine, the first value, which :func:`candidate_features` turns into relative
     features)."""
     e, weights, df = new.event, new.weights, new.df
