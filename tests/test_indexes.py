@@ -10,6 +10,7 @@ import pytest
 from memfuse_lite.config import IndexConfig
 from memfuse_lite.event import EventRecord
 from memfuse_lite.index import DENSE_BACKENDS, EVENT, FUSED, TEXT_BACKENDS, TextIndex
+from memfuse_lite.text.tokens import tokenize, words
 
 from .conftest import FakeEmbedder
 
@@ -258,6 +259,19 @@ def test_english_word_forms_meet_and_chinese_words_pass_unchanged(name: str,
     assert [i for i, _ in index.search_events("预约", "ana", 1)] == [5]
     assert index.search_events("deliverance", "ana", 5) == []
     index.close()
+
+
+def test_latin_words_inside_chinese_text_are_tokenised_as_anywhere_else() -> None:
+    # Chinese runs are cut into words; the rest is split as in an English text, so a
+    # model number or a measurement in a Chinese message meets the same query
+    assert tokenize("牙医预约改到周四上午十点") == ["牙医", "预约", "改", "到", "周四", "上午",
+                                                  "十点"]
+    assert tokenize("血糖5.6mmol，正常") == ["血糖", "5", "6mmol", "正常"]
+    assert tokenize("我的手机是Mate60，明天去4S店") == [
+        "我", "的", "手机", "是", "mate60", "明天", "去", "4s", "店"]
+    assert tokenize("glucose 5.6mmol, my phone is a Mate60") == [
+        "glucose", "5", "6mmol", "my", "phone", "is", "a", "mate60"]
+    assert words("飞机延误了") == ["飞机", "延误", "了"]
 
 
 @pytest.mark.parametrize("name", list(TEXT_BACKENDS))

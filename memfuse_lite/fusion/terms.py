@@ -27,9 +27,10 @@ RARE_DF = 30
 """A term shared with at most this many earlier events can bring in a candidate."""
 
 
-TERMS_FORMAT = "2"
-"""Version of what :func:`event_terms` makes (2: English words stemmed); stored terms of
-another version are made again when a memory opens (:func:`refresh`)."""
+TERMS_FORMAT = "3"
+"""Version of what :func:`event_terms` makes (2: English words stemmed; 3: Chinese cut by
+jieba-rs); stored terms of another version are made again when a memory opens
+(:func:`refresh`)."""
 _FORMAT_KEY = "event_terms_format"
 
 

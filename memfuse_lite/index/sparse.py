@@ -30,7 +30,7 @@ from .base import (
     write_sidecar,
 )
 
-FORMAT = 7  # 6: English words stemmed; 7: kind and id read from a fast field
+FORMAT = 8  # 6: English words stemmed; 7: kind and id read from a fast field; 8: jieba-rs
 HOUSEHOLD = "*"
 _PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
 
