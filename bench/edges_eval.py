@@ -8,8 +8,9 @@ its supersedes links (a moved appointment → the plan it replaces), by observat
 memory's edges are compared with them by event: precision (share of the memory's edges of
 a kind that are gold links of that kind) and recall (share of gold links found), directed
 and undirected. Three edge sets are scored side by side: the explicit-cue causal edges
-("because", "so", 因为 …), the order edges within a fused memory (each event → the previous
-one of its memory; the naive baseline a reader would draw), and supersedes edges.
+("because", "so", 因为 …), the order edges within a fused memory (each event → the member
+recorded before it that it matches best; the naive baseline a reader would draw), and
+supersedes edges.
 """
 
 from __future__ import annotations

@@ -319,8 +319,8 @@ def edges_section(r: dict[str, Any]) -> list[str]:
     lines = ["### Causal and supersedes edges: generated household", "",
              f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
              "The memory's edges against the generator's ground-truth links, by event. "
-             "\"episode order\" (each event → the one recorded before it in its memory) is the "
-             "naive reading; \"explicit cue\" edges come from \"because\", \"so\", 因为 ….", "",
+             "\"episode order\" (each event → the member of its memory recorded before it that "
+             "it matches best) is the naive reading; \"explicit cue\" edges come from \"because\", \"so\", 因为 ….", "",
              "| scorer | edges | count | gold links | precision | recall | precision "
              "(undirected) | recall (undirected) |", "|---|---|---|---|---|---|---|---|"]
     for row in r["rows"]:

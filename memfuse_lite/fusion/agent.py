@@ -447,14 +447,14 @@ class FusionAgent:
                 if restates(newer, older):
                     edges.append(Edge("supersedes", newer.id, older.id, 1.0,
                                       f"later report ({conflict})"))
-        if mates:
-            # what was recorded just before (a message about Friday's appointment, sent on
-            # Monday, precedes Tuesday's call about it, whatever the times they refer to)
-            prev = max((c for _, c in mates if c.ts <= e.ts), key=lambda c: (c.ts, c.id),
-                       default=None)
-            if prev is not None:
-                edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
-                                  "order within the episode"))
+        # the member recorded before it that the event matches best (a message about
+        # Friday's appointment, sent on Monday, precedes Tuesday's call about it, whatever
+        # the times they refer to; the reply follows the message it answers, not whatever
+        # else the episode holds from in between): ``mates`` is in score order
+        prev = next((c for _, c in mates if c.ts <= e.ts), None)
+        if prev is not None:
+            edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
+                              "order within the episode"))
         if cause is not None:
             edges.append(Edge("causal", cause.id, e.id, 1.0, "explicit cue"))
         return edges
