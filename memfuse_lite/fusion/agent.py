@@ -111,7 +111,8 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig, *, cosine: bool = 
     sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
     place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
     people = max(overlap(a.actors, b.actors | b.entities), overlap(b.actors, a.actors | a.entities))
-    content = (cfg.w_sim * sim * cosine + cfg.w_entity * overlap(a.entities, b.entities)
+    similarity = cfg.w_sim * sim if cosine else 0.0
+    content = (similarity + cfg.w_entity * overlap(a.entities, b.entities)
                + cfg.w_actor * people + cfg.w_place * place)
     score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
     if updates(a, b):
