@@ -6,11 +6,18 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memfuse_lite import MemFuse, MemFuseConfig, NotFound
 from memfuse_lite.config import FusionConfig, IngestConfig
+from memfuse_lite.event import EventRecord
+from memfuse_lite.fusion.agent import FusionAgent
+from memfuse_lite.fusion.model import EventView, view_of
 from memfuse_lite.index import EVENT, FUSED
+from memfuse_lite.sources import actors_of, event_time_of
+from memfuse_lite.text.features import entities_of
+from memfuse_lite.timeutil import parse_ts, to_epoch, to_iso
 
 from .scenarios import DENTIST, GRANDMA, TRIP, ZH_DENTIST, Row, observations
 
@@ -256,8 +263,6 @@ def test_rebuild_fusion_reproduces_online_fusion_and_applies_a_new_config(
 
 def test_learned_scorer_reaches_back_days_through_a_shared_rare_word(
         tmp_path: Path, embedder, model_dir: Path) -> None:
-    import numpy as np
-
     from memfuse_lite.fusion.pairs import FEATURES, PairModel
 
     weights = np.zeros(len(FEATURES))
@@ -313,7 +318,6 @@ def test_the_fitting_script_reads_the_probabilities_fusion_joined_by(
     candidate the event joined clears the join probability."""
     from collections import deque
 
-    from memfuse_lite.fusion.agent import FusionAgent
     from memfuse_lite.fusion.model import load_views
     from memfuse_lite.fusion.pairs import FEATURES, PairModel
 
@@ -339,8 +343,6 @@ def test_the_fitting_script_reads_the_probabilities_fusion_joined_by(
 
 def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
     import math
-
-    import numpy as np
 
     from memfuse_lite.fusion.pairs import FEATURES, PairModel
 
@@ -389,27 +391,38 @@ def test_terms_of_an_older_format_are_made_again_at_open(tmp_path: Path, embedde
         again.close()
 
 
+def view(i: int, source: str, user: str, ts: str, text: str) -> EventView:
+    """An event's fusion view as extraction would make it (no vector)."""
+    at = parse_ts(ts)
+    span = event_time_of(source, text, {}, at)
+    return view_of(EventRecord(
+        id=i, text=text, audience=None, ts=to_iso(at), ts_epoch=to_epoch(at), user=user,
+        source=source, event_start=to_iso(span[0]) if span else None,
+        event_end=to_iso(span[1]) if span else None, entities=entities_of(text),
+        actors=actors_of(source, text, {}, user), embedding=np.zeros(4, dtype=np.float32)))
+
+
+def test_the_order_edge_comes_from_the_member_the_event_matches_best() -> None:
+    """Within an episode, an event's order edge comes from the earlier member it matches
+    best (the message a reply answers), not from whatever was recorded last."""
+    agent = FusionAgent(FusionConfig(scorer="rules"), lambda *_: [])
+    ask = view(1, "chat", "ana", "2025-03-03T09:00",
+               "Can you pick up the kids on Thursday? The dentist moved me to 16:00")
+    photo = view(2, "photo", "ana", "2025-03-03T09:30", "Photo of the school gate")
+    reply = view(3, "chat", "ben", "2025-03-03T10:00",
+                 "Yes, I will pick up the kids on Thursday")
+    # in score order, as fusion hands them over: the question first, the photo second
+    scored = [((0.9, 0.8), ask), ((0.4, 0.3), photo)]
+    order = [(ed.src, ed.dst) for ed in agent._edges(reply, scored, {1: 7, 2: 7}, 7, None)
+             if ed.kind == "causal"]
+    assert order == [(1, 3)]
+
+
 def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
     """A report that moves, cancels or swaps part of a plan supersedes that plan, across
     fused memories; news about a plan at its own time, plans of other days and records
     written when they happened are not what it replaces."""
-    import numpy as np
-
-    from memfuse_lite.event import EventRecord
-    from memfuse_lite.fusion.model import view_of
     from memfuse_lite.fusion.plans import DAY, replaced_plans, restates
-    from memfuse_lite.sources import actors_of, event_time_of
-    from memfuse_lite.text.features import entities_of
-    from memfuse_lite.timeutil import parse_ts, to_epoch, to_iso
-
-    def view(i: int, source: str, user: str, ts: str, text: str):
-        at = parse_ts(ts)
-        span = event_time_of(source, text, {}, at)
-        return view_of(EventRecord(
-            id=i, text=text, audience=None, ts=to_iso(at), ts_epoch=to_epoch(at), user=user,
-            source=source, event_start=to_iso(span[0]) if span else None,
-            event_end=to_iso(span[1]) if span else None, entities=entities_of(text),
-            actors=actors_of(source, text, {}, user), embedding=np.zeros(4, dtype=np.float32)))
 
     cal = view(1, "calendar", "ana", "2025-02-15T08:28",
                "Eye test – Dr. Ibrahim, Wednesday 19 February 16:00 at Ibrahim Care Clinic")
