@@ -281,6 +281,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="choose N products of two features by forward selection on the mean "
                          "cross-validated pair AUC, print them and stop")
     args = ap.parse_args(argv)
+    if not 0.0 < args.precision_floor < 1.0:
+        ap.error(f"--precision-floor must lie between 0 and 1, not {args.precision_floor}")
     root = Path(args.memories)
     data = {name: dataset(name, root) for name in DATASETS}
     pairs: dict[str, Pairs] = {}
