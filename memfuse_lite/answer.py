@@ -127,7 +127,9 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     question's words each one holds (a word rare among these records counts more; its
     author and app count as words it holds), plus a prior for its retrieval rank.
     Retrieval ranks what is about the question; this ranks what states what the
-    question asks."""
+    question asks. A later report that replaced a record (``superseded_by``) comes just
+    before it, when retrieved, whatever words the older one shares with the question
+    (the calendar entry names the restaurant, the message moving the dinner names both)."""
     asked = _asked(question)
     if not asked or len(hits) < 2:
         return tuple(hits)
@@ -138,7 +140,25 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
              for rank, words_ in enumerate(held)]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
-    return tuple(hits[i] for i in order)
+    return _replacements_first([hits[i] for i in order])
+
+
+def _replacements_first(hits: Sequence[Hit]) -> tuple[Hit, ...]:
+    """``hits`` in order, except that a record's later replacements among them move to
+    just before it."""
+    at = {h.event_id: i for i, h in enumerate(hits)}
+    out: list[Hit] = []
+    placed: set[int] = set()
+    for i, hit in enumerate(hits):
+        if hit.event_id in placed:
+            continue
+        for newer in hit.superseded_by:
+            if at.get(newer, -1) > i and newer not in placed:
+                out.append(hits[at[newer]])
+                placed.add(newer)
+        out.append(hit)
+        placed.add(hit.event_id)
+    return tuple(out)
 
 
 def _with_time(hit: Hit) -> str:

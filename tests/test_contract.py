@@ -423,6 +423,18 @@ def test_a_record_holds_its_authors_name_and_its_app_for_the_answer() -> None:
     assert for_answer("Which restaurant does Ana's calendar show for the dinner with "
                       "Zhou Tao?", (note, entry)) == (entry, note)
 
+
+def test_a_report_that_replaced_a_record_comes_before_it_for_the_answer() -> None:
+    plan = Hit(event_id=1, score=0.9, text="Dinner with Tom Becker – Blue Fin Sushi, Thursday "
+               "20 February 18:30", provenance=(), via="seed", superseded_by=(3,))
+    vet = Hit(event_id=2, score=0.8, text="Vet appointment Thursday 20 February 14:00",
+              provenance=(), via="seed")
+    moved = Hit(event_id=3, score=0.7, text="From Tom: Blue Fin is full tonight, let's go to "
+                "Cafe Soleil instead, same time", provenance=(), via="seed")
+    ordered = for_answer("Where did Ana have dinner with Tom Becker on Thursday 20 February?",
+                         (plan, vet, moved))
+    assert [h.event_id for h in ordered] == [3, 1, 2]
+
 def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:
     meeting = Hit(event_id=1, score=1.0, text="家长会 周五 15:00 实验小学", via="seed",
                   provenance=(Provenance(1, "calendar", "c1", "ben", "laptop",
