@@ -327,20 +327,12 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             # its answer stands only when the records it cites state what it says.
             used = _used(claim, [by_id[i] for i in cited], _parts(question)) \
                 if claim and cited else ()
-            # A question that asks several things: an answer resting on fewer records
-            # than the extractive one quotes, one per part, leaves a part unanswered.
-            # An answer resting on a report that a later one replaced, without citing
-            # that one, gives an out-of-date state as the current one. A question asking
-            # how much, how many or what time is not answered without a number.
-            quoted = _quoted(question, hits)
+            # what it rests on, and the cited reports that replaced any of those
             rests = used or cited
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
                                          if j in cited and j not in rests))
-            if claim and cited and supported(claim, question, [by_id[i] for i in cited]) \
-                    and len(rests) >= len(quoted) \
-                    and (choices is not None or not _ASKS_NUMBER.search(question)
-                         or bool(_NUMBER.search(claim))) \
-                    and not any(set(by_id[i].superseded_by) - set(cited) for i in rests):
+            quoted = _quoted(question, hits)
+            if _stands(question, claim, cited, rests, len(quoted), by_id, choices is not None):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
@@ -353,6 +345,22 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     text, known, cited = _extractive(question, hits)
     return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits, embed),
                  "fallback" if llm is not None else "extractive")  # an LLM that failed
+
+
+def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
+            parts: int, by_id: dict[int, Hit], multiple_choice: bool) -> bool:
+    """Whether an LLM answer stands: ``claim`` (what it says) resting on the records
+    ``rests`` among those it ``cited``, for a question the extractive answer quotes
+    ``parts`` records for."""
+    if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
+        return False  # the records it cites do not state what it says
+    if len(rests) < parts:
+        return False  # a question that asks several things: a part left unanswered
+    if not multiple_choice and _ASKS_NUMBER.search(question) and not _NUMBER.search(claim):
+        return False  # how much, how many or what time, answered without a number
+    # resting on a report that a later one replaced, without citing that one: an
+    # out-of-date state given as the current one
+    return not any(set(by_id[i].superseded_by) - set(cited) for i in rests)
 
 
 EXTRACT_RECORDS = 3
