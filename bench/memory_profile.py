@@ -85,6 +85,7 @@ def profile(path: Path, embedder: str, trace: bool = False) -> dict[str, Any]:
     catch_up(store, indexes)
     step("catch-up check (fills the dense index's filter arrays)")
     fusion = FusionRuntime.open(store, config.fusion, indexes.dense)
+    fusion.graph.counts()  # the stored edges are read at the graph's first use
     step("fusion (graph + accumulation zone)")
     if trace:  # counting Python objects, not resident memory (tracing costs memory too)
         snapshot = tracemalloc.take_snapshot()
@@ -199,17 +200,19 @@ def main(argv: list[str] | None = None) -> None:
     disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     result["disk_mb"] = round(disk / 1e6, 1)
     result["size"] = args.size
-    # The headline is a real open (MemFuse, no embedder) in a fresh process; the steps
+    # The headline is a real open (MemFuse, no embedder) in a fresh process, after a query
+    # of every pipeline (the graph's edges are read at the first fused one); the steps
     # attribute it (their sum also holds what each step allocated and freed).
     opened = result["after_queries_rss_mb"]
-    engine = round(opened["opened"] - opened["before opening"], 1)
+    engine = round(max(opened.values()) - opened["before opening"], 1)
     result["opened_mb"] = engine
     result["steps_sum_mb"] = round(sum(s["mb"] for s in result["steps"][1:6]), 1)
     result["index_store_graph_mb_per_100k"] = round(engine * 100_000 / max(1, result["events"]),
                                                     1)
     for s in result["steps"]:
         print(f"{s['component']:<48} +{s['mb']:>7.1f} MB  (resident {s['rss_mb']} MB)")
-    print(f"index + store + graph (a memory opened by MemFuse, no embedder): {engine:.1f} MB "
+    print(f"index + store + graph (a memory opened by MemFuse and queried, no embedder): "
+          f"{engine:.1f} MB "
           f"(the steps above sum to {result['steps_sum_mb']} MB) for {result['events']} events = "
           f"{result['index_store_graph_mb_per_100k']} MB per 100k events "
           f"(target <= {TARGETS_MB['index + store + graph per 100k events']:.0f})")

@@ -210,7 +210,8 @@ def memory_section(name: str, r: dict[str, Any]) -> list[str]:
     for s in r["steps"]:
         lines.append(f"| {s['component']} | {s['mb']} | {s['rss_mb']} |")
     queries = r.get("after_queries_rss_mb", {})
-    opened = (f"a memory opened by `MemFuse` without the embedder, another fresh process: "
+    opened = (f"a memory opened by `MemFuse` without the embedder and queried by every "
+              f"pipeline, another fresh process: "
               f"{r['opened_mb']} MB, the steps above sum to {r['steps_sum_mb']} MB; "
               if "opened_mb" in r else "")
     lines += ["", f"Index + store + graph ({opened}per 100k events): "

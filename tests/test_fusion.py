@@ -219,6 +219,27 @@ def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> No
     assert before["member_of"] == len(DENTIST)
 
 
+def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Path,
+                                                       monkeypatch) -> None:
+    from memfuse_lite.store import fused as fused_sql
+
+    mem = open_memory()
+    ingest(mem, DENTIST)
+    mem.close()
+    reads = []
+    all_edges = fused_sql.all_edges
+    monkeypatch.setattr(fused_sql, "all_edges", lambda db: reads.append(1) or all_edges(db))
+    again = open_memory(tmp_path / "mem")
+    assert again.search("dentist", viewer="ana", pipeline="bm25").hits
+    assert not reads, "opening or a BM25 search read the edges"
+    ingest(again, TRIP)  # a batch's edges reach the graph after their commit: both agree
+    assert len(reads) == 1
+    counts = again.engine.fusion.graph.counts()
+    again.close()
+    assert open_memory(tmp_path / "mem").engine.fusion.graph.counts() == counts
+    assert counts["member_of"] == len(DENTIST) + len(TRIP)
+
+
 def test_fused_documents_are_indexed_and_rebuilt(open_memory, tmp_path: Path) -> None:
     mem = open_memory()
     ingest(mem, DENTIST + GRANDMA)
@@ -364,8 +385,8 @@ def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
         PairModel(weights[:-1], 0.5, {}, (("rare_share", "same_source"),))
 
 
-def test_terms_of_an_older_format_are_made_again_at_open(tmp_path: Path, embedder,
-                                                          model_dir: Path) -> None:
+def test_terms_of_an_older_format_are_made_again_before_fusing(tmp_path: Path, embedder,
+                                                               model_dir: Path) -> None:
     from memfuse_lite.fusion.terms import TERMS_FORMAT
 
     cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(scorer="learned"))
@@ -382,11 +403,14 @@ def test_terms_of_an_older_format_are_made_again_at_open(tmp_path: Path, embedde
                    (event_id(mem, "den-chat"),))
     mem.close()
     again = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
-    try:
+    try:  # opening writes nothing (a search never waits for the terms): the next batch does
+        ingest(again, TRIP)
         with again.engine.store.reading() as db:
-            assert db.execute(read).fetchall() == made
+            now = db.execute(read).fetchall()
             assert db.execute("SELECT value FROM meta WHERE key = 'event_terms_format'"
                               ).fetchone()[0] == TERMS_FORMAT
+        assert set(made) < set(now)
+        assert ("appointments", event_id(again, "den-chat")) not in now
     finally:
         again.close()
 

@@ -43,6 +43,7 @@ from .plans import (
 )
 from .summary import refresh_summary
 from .terms import document_frequencies, event_terms, rare_matches, store_terms, terms_of_events
+from .terms import refresh as refresh_terms
 
 log = logging.getLogger("memfuse_lite.fusion")
 
@@ -175,6 +176,8 @@ class FusionAgent:
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
         self._batch_terms: dict[int, frozenset[str]] = {}
         """Terms of the events fused in this transaction so far (see _read_once)."""
+        self._terms_current = False
+        """Whether the stored terms were made current (:meth:`_terms`, once per agent)."""
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
@@ -281,6 +284,9 @@ class FusionAgent:
         and how many earlier events hold each; nothing for the rule scorer."""
         if self.model is None:
             return frozenset(), {}
+        if not self._terms_current:  # at the first event fused, not when a memory opens:
+            refresh_terms(db)  # a search never waits for it
+            self._terms_current = True
         terms = event_terms(e.text)
         store_terms(db, e.id, terms)
         self._batch_terms[e.id] = terms

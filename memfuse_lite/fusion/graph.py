@@ -6,8 +6,9 @@ event id); every edge comes from ``edges`` and carries its
 :class:`~memfuse_lite.records.Edge`. ``member_of`` (event → fused memory) is read from
 ``fused_members`` through the store's lookup connection (an indexed query per call, a few
 microseconds) instead of being mirrored: at 100k events the mirror took ~40 MB for what
-SQLite answers from its page cache. SQLite stays the source of truth: the edges are loaded
-from it at open and updated after each committed batch.
+SQLite answers from its page cache. SQLite stays the source of truth: the edges are read
+from it when the graph is first asked for one (not at open: a BM25 search, which needs
+none, would wait 0.4 s for them at 100k events) and updated after each committed batch.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-import apsw
 import rustworkx as rx
 
 from ..records import Edge
@@ -29,11 +29,13 @@ MEMBER = "member_of"
 class FusionGraph:
     """Typed, directed edges between events, and the memberships of fused memories."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, stored: bool = False) -> None:
+        """An empty graph; ``stored``: the edges in SQLite are read at its first use."""
         self._store = store
         self._g: rx.PyDiGraph = rx.PyDiGraph(multigraph=True)
         self._events: dict[int, int] = {}
         self._lock = threading.RLock()
+        self._unread = stored
 
     def _node(self, ident: int) -> int:
         idx = self._events.get(ident)
@@ -43,18 +45,28 @@ class FusionGraph:
         return idx
 
     @classmethod
-    def load(cls, store: Store, db: apsw.Connection) -> FusionGraph:
-        """Edges from SQLite (``db``: a connection of ``store``; each (kind, src, dst) is
-        stored once, so they are added without the duplicate check)."""
-        graph = cls(store)
-        node = graph._node
-        graph._g.add_edges_from([(node(e.src), node(e.dst), e)
-                                 for e in fused_sql.all_edges(db)])
-        return graph
+    def load(cls, store: Store) -> FusionGraph:
+        """The graph of the edges stored in ``store``, read at its first use."""
+        return cls(store, stored=True)
+
+    def _read_stored(self) -> None:
+        """Add the stored edges, once, before anything else touches them (call holding the
+        lock). Edges committed since the graph was made are read too: adding one again
+        after its batch is a no-op, and a forget deletes edges in SQLite before it removes
+        them here, so the graph agrees with SQLite whenever the read happens. Each
+        (kind, src, dst) is stored once: no duplicate check."""
+        if not self._unread:
+            return
+        node = self._node
+        with self._store.looking_up() as db:
+            self._g.add_edges_from([(node(e.src), node(e.dst), e)
+                                    for e in fused_sql.all_edges(db)])
+        self._unread = False
 
     def remove_events(self, ids: Iterable[int]) -> None:
         """Drop event nodes with their edges (after the events were forgotten)."""
         with self._lock:
+            self._read_stored()
             for ident in ids:
                 idx = self._events.pop(ident, None)
                 if idx is not None:
@@ -63,6 +75,7 @@ class FusionGraph:
     def add_edges(self, edges: Iterable[Edge]) -> None:
         """Event → event edges (duplicates of a (kind, src, dst) are ignored)."""
         with self._lock:
+            self._read_stored()
             for edge in edges:
                 a, b = self._node(edge.src), self._node(edge.dst)
                 if self._g.has_edge(a, b) and any(
@@ -75,6 +88,7 @@ class FusionGraph:
         """Edges touching an event (``direction``: out, in or both)."""
         wanted = set(kinds) if kinds is not None else None
         with self._lock:
+            self._read_stored()
             idx = self._events.get(event_id)
             if idx is None:
                 return []
@@ -104,6 +118,7 @@ class FusionGraph:
         """Edges per kind, memberships as ``member_of``."""
         out: dict[str, int] = {}
         with self._lock:
+            self._read_stored()
             for edge in self._g.edges():
                 out[edge.kind] = out.get(edge.kind, 0) + 1
         with self._store.looking_up() as db:

@@ -15,7 +15,6 @@ from ..store.sqlite import Store
 from .agent import Arbiter, FusionAgent, FusionChange
 from .graph import FusionGraph
 from .summary import refresh_summary
-from .terms import refresh as refresh_terms
 
 FUSED_DOCS_DIRTY = "sparse_fused_dirty"
 """Meta flag: fused documents in the text index may be stale (set while a forget runs)."""
@@ -32,20 +31,12 @@ class FusionRuntime:
     @classmethod
     def open(cls, store: Store, cfg: FusionConfig, dense: DenseIndex,
              arbiter: Arbiter | None = None) -> FusionRuntime:
-        """The agent over ``dense``'s neighbours, its zone and the graph loaded from SQLite."""
+        """The agent over ``dense``'s neighbours with its zone, and the graph of the edges
+        stored in SQLite (read at its first use)."""
         agent = FusionAgent(cfg, dense.search_all, arbiter)
-        if agent.model is not None:  # terms of another format, or none (fused before
-            with store.atomic() as db:  # terms were kept), are made again
-                refresh_terms(db)
-        runtime = cls(agent, FusionGraph(store))
-        runtime.reload(store)
-        return runtime
-
-    def reload(self, store: Store) -> None:
-        """Zone and graph from SQLite (after the cluster layer was rewritten wholesale)."""
         with store.reading() as db:
-            self.agent.load_zone(db)
-            self.graph = FusionGraph.load(store, db)
+            agent.load_zone(db)
+        return cls(agent, FusionGraph.load(store))
 
     def apply(self, change: FusionChange, text: TextIndex | None, *,
               commit: bool = True) -> None:
