@@ -23,7 +23,7 @@ def test_memory_profile_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     result = json.loads(written.read_text())
     names = [s["component"] for s in result["steps"]]
     assert names[1:3] == ["SQLite store", "dense index (hnswlib graph)"]
-    assert result["opened_mb"] > 0 and result["steps_sum_mb"] > 0
+    assert result["opened_and_queried_mb"] > 0 and result["steps_sum_mb"] > 0
     assert result["events"] == 300
     assert set(result["after_queries_rss_mb"]) >= {"opened", "bm25", "fused", "agentic"}
     assert result["bm25_cold"]["process_s"] >= result["bm25_cold"]["open_s"] > 0
