@@ -442,6 +442,32 @@ def test_the_order_edge_comes_from_the_member_the_event_matches_best() -> None:
     assert order == [(1, 3)]
 
 
+def test_names_keep_apart_what_one_app_reports_alike(open_memory) -> None:
+    """A memory whose names an event does not share is another happening when the memory
+    holds a record of the event's own app (next week's meeting in the calendar); an event
+    from another app may name other people (the message to a friend about the meeting)."""
+    from memfuse_lite.fusion.agent import _another_of_its_kind
+
+    mem = open_memory()
+    ingest(mem, [("m1", "calendar", "ben", "laptop", "2025-01-11T10:29",
+                  "Meeting with Kenji Ito in Berlin, Monday 13 January 15:00", {}, "household")])
+    meeting = view(event_id(mem, "m1"), "calendar", "ben", "2025-01-11T10:29",
+                   "Meeting with Kenji Ito in Berlin, Monday 13 January 15:00")
+    target = mem.fused_of(meeting.id)
+    scored = [((0.9, 0.8), meeting)]
+    fused_of = {meeting.id: target}
+    next_week = view(90, "calendar", "ben", "2025-01-18T10:29",
+                     "Meeting with Priya Nair in Berlin, Monday 20 January 15:00")
+    to_friend = view(91, "sms", "ben", "2025-01-13T09:00",
+                     "To Li Wei: the meeting in Berlin runs late, dinner tomorrow instead?")
+    moved = view(92, "calendar", "ben", "2025-01-12T18:00",
+                 "Meeting with Kenji Ito in Berlin moved to Tuesday 14 January 15:00")
+    with mem.engine.store.reading() as db:
+        assert _another_of_its_kind(db, next_week, target, scored, fused_of)
+        assert not _another_of_its_kind(db, to_friend, target, scored, fused_of)
+        assert not _another_of_its_kind(db, moved, target, scored, fused_of)
+
+
 def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
     """A report that moves, cancels or swaps part of a plan supersedes that plan, across
     fused memories; news about a plan at its own time, plans of other days and records
