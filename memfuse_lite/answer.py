@@ -86,6 +86,12 @@ _ASKS_VALUE = re.compile(
 """A question that asks for a time, a date or an amount (a bare number can answer it)."""
 _ASKS_NUMBER = re.compile(r"\b(?:how (?:many|much)|what time|cost)\b|多少|几点|几个|几次", re.I)
 """A question whose answer is a number: an amount, a count or a clock time."""
+_ASKS_AMOUNT = re.compile(r"\b(?:cost|costs|price|paid|pay|spen[dt]|how much)\b|多少钱|花了|价格|费用",
+                          re.I)
+"""A question about money (what something cost, how much was paid)."""
+_AMOUNT = re.compile(r"[¥$€£]\s?\d|\d[.,]\d\d\b|\d\s*(?:元|块|yuan|rmb|cny|usd|dollars?|euros?)",
+                     re.I)
+"""An amount of money: a currency sign or word by a number, or a number with cents."""
 FUNCTION_WORDS = frozenset("""a an the and or but of to in on at by for with from as is are was
 were be been it its this that these those there here i me my mine we us our you your he him
 his she her they them their what which who whom when where why how do does did will would
@@ -358,6 +364,8 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
         return False  # a question that asks several things: a part left unanswered
     if not multiple_choice and _ASKS_NUMBER.search(question) and not _NUMBER.search(claim):
         return False  # how much, how many or what time, answered without a number
+    if not multiple_choice and _ASKS_AMOUNT.search(question) and not _AMOUNT.search(claim):
+        return False  # a question about money answered with no amount (a date, a time)
     # resting on a report that a later one replaced, without citing that one: an
     # out-of-date state given as the current one
     return not any(set(by_id[i].superseded_by) - set(cited) for i in rests)

@@ -549,6 +549,13 @@ def test_an_llm_answer_without_a_number_does_not_answer_how_much() -> None:
     assert vague.mode == "fallback" and "46.30" in vague.text, vague
     exact = compose(question, (paid,), (), None, answering_from("¥46.30 for the party hats"))
     assert exact.mode == "llm", exact
+    party = Hit(2, 0.9, "Omar Aziz's birthday party at home, Thursday 16 January 18:00",
+                (Provenance(2, "calendar", "x2", "ben", "laptop", "2025-01-10T09:05:00"),))
+    bought = "What did the household buy for Omar Aziz's party, and what did each item cost?"
+    dated = compose(bought, (paid, party), (), None, ScriptedLLM(lambda op, prompt: {
+        "answer": "Party hats for Omar Aziz's party at home, Thursday 16 January 18:00",
+        "citations": [1, 2], "known": True}))
+    assert dated.mode == "fallback" and "46.30" in dated.text, "a date is not what it cost"
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
