@@ -366,9 +366,22 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
         return False  # how much, how many or what time, answered without a number
     if not multiple_choice and _ASKS_AMOUNT.search(question) and not _AMOUNT.search(claim):
         return False  # a question about money answered with no amount (a date, a time)
-    # resting on a report that a later one replaced, without citing that one: an
-    # out-of-date state given as the current one
-    return not any(set(by_id[i].superseded_by) - set(cited) for i in rests)
+    # resting on a report that a later one replaced, without citing that one, or saying
+    # nothing that one says anew: an out-of-date state given as the current one
+    return not any(by_id[i].superseded_by and _stale(claim, by_id[i], by_id, cited)
+                   for i in rests)
+
+
+def _stale(claim: str, old: Hit, by_id: dict[int, Hit], cited: tuple[int, ...]) -> bool:
+    """Whether ``claim``, resting on ``old``, ignores the reports that replaced it: one is
+    not cited, or the claim states none of the words and numbers they add to ``old`` (the
+    answer "Cafe Soleil" from a plan whose replacement says the dinner moved to Trattoria
+    Roma)."""
+    newer = [by_id[j] for j in old.superseded_by if j in by_id]
+    if len(newer) < len(old.superseded_by) or any(h.event_id not in cited for h in newer):
+        return True
+    fresh = frozenset().union(*(_stated(h.text) for h in newer)) - _stated(old.text)
+    return not _stated(claim) & fresh
 
 
 EXTRACT_RECORDS = 3

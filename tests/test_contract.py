@@ -189,6 +189,8 @@ def test_an_evidence_line_copied_into_the_answer_loses_its_header(
     assert answer.text == "Dentist appointment with Dr. Lin on Wednesday"
     assert without_head("On 2025-03-01T09:00 chat/ana: it was booked") == \
         "On 2025-03-01T09:00 chat/ana: it was booked", "only a leading header goes"
+    assert without_head("2025-02-13T08:40 calendar/ana (superseded by 1)") == "", \
+        "a header copied alone is no answer"
 
 
 def test_merge_rewrites_keeps_a_place_for_each_source() -> None:
@@ -531,6 +533,10 @@ def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     assert copied.mode == "llm" and copied.cited == (2,), copied
     stale = compose(question, (planned, moved), (), None, citing("Cafe Soleil", "Wednesday"))
     assert stale.mode == "fallback" and "Trattoria Roma" in stale.text, stale
+    # citing the replacement is not enough: the answer must say something it says anew
+    both = compose(question, (planned, moved), (), None, citing(
+        "Cafe Soleil, Wednesday 8 January 19:30", "Wednesday", "Trattoria"))
+    assert both.mode == "fallback" and "Trattoria Roma" in both.text, both
     current = compose(question, (planned, moved), (), None,
                       citing("Trattoria Roma, not Cafe Soleil", "Wednesday", "Trattoria"))
     assert current.mode == "llm" and 2 in current.cited, current

@@ -59,13 +59,14 @@ def evidence_line(h: Hit, label: Callable[[int], str | None] = str) -> str:
 
 
 _HEAD = re.compile(r"^\s*(?:\[\d+\]\s*)?\d{4}-\d{2}-\d{2}T\d{2}:\d{2} [^\s/:]+/[^\s:]+"
-                   r"(?: \(superseded[^)]*\))?:\s*")
+                   r"(?: \(superseded[^)]*\))?(?::\s*|\s*$)")
 
 
 def without_head(text: str) -> str:
     """``text`` less a leading evidence-line header (what :func:`evidence_line` writes
     before the record's text): a small model often copies the whole line into its answer,
-    and the header is the prompt's layout, not something the record says."""
+    or the header alone, and the header is the prompt's layout, not something the record
+    says."""
     return _HEAD.sub("", text, count=1)
 
 
