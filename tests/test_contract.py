@@ -191,6 +191,11 @@ def test_an_evidence_line_copied_into_the_answer_loses_its_header(
         "On 2025-03-01T09:00 chat/ana: it was booked", "only a leading header goes"
     assert without_head("2025-02-13T08:40 calendar/ana (superseded by 1)") == "", \
         "a header copied alone is no answer"
+    assert without_head("2025-03-07: 家长会 周五 15:00 实验小学 (2 reports from calendar, chat; "
+                        "ben, mia)") == "家长会 周五 15:00 实验小学", "a summary's layout goes"
+    assert without_head("my flight to Beijing is delayed (2 reports from calendar, sms; ana, "
+                        "ben)") == "my flight to Beijing is delayed"
+    assert without_head("2025-03-07") == "2025-03-07", "a date alone is an answer"
 
 
 def test_merge_rewrites_keeps_a_place_for_each_source() -> None:
