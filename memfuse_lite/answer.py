@@ -84,8 +84,9 @@ _ASKS_VALUE = re.compile(
     r"much|long|often|old|far|late|early))\b|什么时候|何时|几点|几号|哪天|哪一天|哪年|几月|"
     r"多少|几个|几次|多久|多长|多大", re.I)
 """A question that asks for a time, a date or an amount (a bare number can answer it)."""
-_ASKS_NUMBER = re.compile(r"\b(?:how (?:many|much)|what time|cost)\b|多少|几点|几个|几次", re.I)
-"""A question whose answer is a number: an amount, a count or a clock time."""
+_ASKS_NUMBER = re.compile(r"\b(?:how many|what time)\b|多少|几点|几个|几次", re.I)
+"""A question whose answer is a number: a count or a clock time (an amount of money:
+:data:`_ASKS_AMOUNT`)."""
 _ASKS_AMOUNT = re.compile(r"\b(?:cost|costs|price|paid|pay|spen[dt]|how much)\b|多少钱|花了|价格|费用",
                           re.I)
 """A question about money (what something cost, how much was paid)."""
@@ -363,7 +364,7 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
     if len(rests) < parts:
         return False  # a question that asks several things: a part left unanswered
     if not multiple_choice and _ASKS_NUMBER.search(question) and not _NUMBER.search(claim):
-        return False  # how much, how many or what time, answered without a number
+        return False  # how many or what time, answered without a number
     if not multiple_choice and _ASKS_AMOUNT.search(question) and not _AMOUNT.search(claim):
         return False  # a question about money answered with no amount (a date, a time)
     # resting on a report that a later one replaced, without citing that one, or saying
@@ -377,10 +378,10 @@ def _stale(claim: str, old: Hit, by_id: dict[int, Hit], cited: tuple[int, ...]) 
     not cited, or the claim states none of the words and numbers they add to ``old`` (the
     answer "Cafe Soleil" from a plan whose replacement says the dinner moved to Trattoria
     Roma)."""
-    newer = [by_id[j] for j in old.superseded_by if j in by_id]
-    if len(newer) < len(old.superseded_by) or any(h.event_id not in cited for h in newer):
+    if any(j not in cited for j in old.superseded_by):
         return True
-    fresh = frozenset().union(*(_stated(h.text) for h in newer)) - _stated(old.text)
+    fresh = frozenset().union(*(_stated(by_id[j].text) for j in old.superseded_by)) \
+        - _stated(old.text)
     return not _stated(claim) & fresh
 
 
