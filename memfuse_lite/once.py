@@ -61,11 +61,18 @@ class ReadOnce(Generic[V]):
     def get(self, ids: Iterable[int]) -> dict[int, V]:
         """The values of ``ids`` that exist, in the order asked."""
         ids = list(dict.fromkeys(ids))
-        held = {i: self._seen.get(i) for i in ids}
-        have = {i: v for i, v in held.items() if v is not None}
-        missing = [i for i in ids if i not in have]
-        found = self._load(missing) if missing else {}
+        held: dict[int, V] = {}
+        missing: list[int] = []
+        for i in ids:
+            value = self._seen.get(i)
+            if value is None:
+                missing.append(i)
+            else:
+                held[i] = value
+        if not missing:
+            return held
+        found = self._load(missing)
         for i, v in found.items():
             if self._keep is None or self._keep(i):
                 self._seen.put(i, v)
-        return {i: have[i] if i in have else found[i] for i in ids if i in have or i in found}
+        return {i: held[i] if i in held else found[i] for i in ids if i in held or i in found}

@@ -12,6 +12,7 @@ otherwise a new fused memory starts. Edges follow from the same comparisons.
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 from collections import deque
@@ -111,7 +112,7 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig, *, cosine: bool = 
         return 0.0, cos
     sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
     place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
-    people = max(overlap(a.actors, b.actors | b.entities), overlap(b.actors, a.actors | a.entities))
+    people = max(overlap(a.actors, b.people), overlap(b.actors, a.people))
     similarity = cfg.w_sim * sim if cosine else 0.0
     content = (similarity + cfg.w_entity * overlap(a.entities, b.entities)
                + cfg.w_actor * people + cfg.w_place * place)
@@ -205,7 +206,7 @@ class FusionAgent:
         out = FusionChange()
         self._read_once(db, min((e.id for e in events), default=0))
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
-        batch: list[EventView] = []
+        batch = _Pending(events)
         assigned: dict[int, int] = {}
         for e in events:
             terms, df = self._terms(db, e)
@@ -243,7 +244,7 @@ class FusionAgent:
             out.edges.extend(self._edges(e, scored, fused_of, target, cause))
             out.edges.extend(self._supersedes(db, e, candidates, fused_of, target))
             zone.append(e)
-            batch.append(e)
+            batch.add(e)
         fused_sql.insert_edges(db, out.edges)
         for fid in sorted(out.touched - out.removed):
             text, start = refresh_summary(db, fid)
@@ -257,7 +258,8 @@ class FusionAgent:
         sees them (the fitting script reads them through this; stores ``e``'s terms)."""
         self._read_once(db, e.id)
         terms, df = self._terms(db, e)
-        candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size), [], df)
+        candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size),
+                                      _Pending(()), df)
         return list(zip(candidates, self._features(db, e, candidates, terms, df).tolist(),
                         strict=True))
 
@@ -360,7 +362,7 @@ class FusionAgent:
         return target
 
     def _candidates(self, db: apsw.Connection, e: EventView, zone: deque[EventView],
-                    batch: list[EventView], df: dict[str, int]) -> list[EventView]:
+                    batch: _Pending, df: dict[str, int]) -> list[EventView]:
         seen = {c.id: c for c in zone if c.id != e.id}
         near = [i for i in self._nearest(e, batch) if i not in seen]
         # Apps often sync in bulk, one app at a time: the zone then holds one source only
@@ -382,7 +384,7 @@ class FusionAgent:
         else:
             close = []
         # the nearest texts are often from other weeks: their views are not needed
-        pending = {c.id: c for c in batch}
+        pending = batch.views
         ids = [*close, *self._within(e, [i for i in near if i not in pending], window),
                *(i for i in near if i in pending)]
         seen.update(sorted({**self._stored_views.get(i for i in ids if i not in pending),
@@ -390,16 +392,16 @@ class FusionAgent:
         return [c for c in seen.values() if abs(c.when - e.when) <= window
                 or abs(c.ts - e.ts) <= window]
 
-    def _nearest(self, e: EventView, batch: Sequence[EventView]) -> list[int]:
+    def _nearest(self, e: EventView, batch: _Pending) -> list[int]:
         """The ``neighbours`` earlier events most similar to ``e``: the dense index's,
         and this batch's (not indexed until it commits) as if they were, so that what is
         found does not depend on how observations were batched."""
         k = self.cfg.neighbours
         found = dict(self.neighbours(e.vec, k, e.id, self.cfg.neighbour_ef))
-        for c in batch:
-            if c.id != e.id:
-                found.setdefault(c.id, float(e.vec @ c.vec))
-        return [i for i, _ in sorted(found.items(), key=lambda ic: (-ic[1], ic[0]))[:k]]
+        for i, sim in batch.similarities(e.vec):
+            if i != e.id:
+                found.setdefault(i, sim)
+        return [i for i, _ in heapq.nsmallest(k, found.items(), key=lambda ic: (-ic[1], ic[0]))]
 
     def _within(self, e: EventView, ids: Sequence[int], window: float) -> list[int]:
         """Those of the stored events ``ids`` recorded, or happening, within ``window``
@@ -445,7 +447,7 @@ class FusionAgent:
             conflict = _conflict(e, c)
             if (not conflict and (e.source != c.source or e.user != c.user)
                     and cos >= cfg.same_as_cos and time_factor(e, c, cfg) >= 0.9
-                    and overlap(e.actors | e.entities, c.actors | c.entities) >= 0.5):
+                    and overlap(e.people, c.people) >= 0.5):
                 edges.append(Edge("same_as", e.id, c.id, round(score, 4),
                                   f"{c.source}/{c.user} reports the same happening"))
             if conflict:
@@ -500,6 +502,29 @@ class FusionAgent:
             if shared and (best is None or (shared, c.when) > (best[0], best[1])):
                 best = (shared, c.when, c)
         return best[2] if best else None
+
+
+class _Pending:
+    """The events of the batch being fused that are done: neither in the dense index nor
+    read back from the store yet, so found here (their vectors kept as one matrix)."""
+
+    def __init__(self, events: Sequence[EventView]) -> None:
+        dim = len(events[0].vec) if events else 0
+        self.views: dict[int, EventView] = {}
+        self._ids: list[int] = []
+        self._vectors = np.empty((len(events), dim), dtype=np.float32)
+
+    def add(self, e: EventView) -> None:
+        self._vectors[len(self._ids)] = e.vec
+        self._ids.append(e.id)
+        self.views[e.id] = e
+
+    def similarities(self, vector: np.ndarray) -> list[tuple[int, float]]:
+        """(id, cosine) of each event held against ``vector``."""
+        if not self._ids:
+            return []
+        return list(zip(self._ids, (self._vectors[: len(self._ids)] @ vector).tolist(),
+                        strict=True))
 
 
 def _conflict(a: EventView, b: EventView) -> str | None:

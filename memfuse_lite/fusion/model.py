@@ -34,7 +34,9 @@ class EventView:
     audience: tuple[str, ...] | None
     reschedule: bool
     cancel: bool
-    names: frozenset[str] = frozenset()
+    names: frozenset[str]
+    people: frozenset[str]
+    """Its actors and entities: who and what it is about (compared with every candidate)."""
 
     @property
     def when(self) -> float:
@@ -50,6 +52,9 @@ def view_from_row(row: Sequence[object]) -> EventView:
     """Build from ``SELECT`` :data:`VIEW_COLUMNS`."""
     (eid, user, source, text, ts_epoch, start, end, actors, place, entities, audience,
      blob) = row
+    named: list[str] = json.loads(str(actors))
+    actor_set = frozenset(a.lower() for a in named)
+    entity_set = frozenset(json.loads(str(entities)))
     return EventView(
         id=int(eid),  # type: ignore[call-overload]
         user=str(user),
@@ -58,19 +63,22 @@ def view_from_row(row: Sequence[object]) -> EventView:
         ts=float(ts_epoch),  # type: ignore[arg-type]
         start=_epoch(start),  # type: ignore[arg-type]
         end=_epoch(end),  # type: ignore[arg-type]
-        actors=frozenset(a.lower() for a in json.loads(str(actors))),
+        actors=actor_set,
         place=str(place).lower() if place else None,
-        entities=frozenset(json.loads(str(entities))),
+        entities=entity_set,
         vec=np.frombuffer(blob, dtype=np.float32),  # type: ignore[call-overload]
         audience=None if audience is None else tuple(json.loads(str(audience))),
         reschedule=has_reschedule(str(text)),
         cancel=has_cancel(str(text)),
-        names=name_tokens(str(text), frozenset(json.loads(str(actors)))),
+        names=name_tokens(str(text), frozenset(named)),
+        people=actor_set | entity_set,
     )
 
 
 def view_of(record: EventRecord) -> EventView:
     """Build from a committed record (the batch being fused: no re-read of its rows)."""
+    actor_set = frozenset(a.lower() for a in record.actors)
+    entity_set = frozenset(record.entities)
     return EventView(
         id=record.id,
         user=record.user,
@@ -79,14 +87,15 @@ def view_of(record: EventRecord) -> EventView:
         ts=record.ts_epoch,
         start=_epoch(record.event_start),
         end=_epoch(record.event_end),
-        actors=frozenset(a.lower() for a in record.actors),
+        actors=actor_set,
         place=record.place.lower() if record.place else None,
-        entities=frozenset(record.entities),
+        entities=entity_set,
         vec=np.asarray(record.vector, dtype=np.float32),
         audience=record.audience,
         reschedule=has_reschedule(record.text),
         cancel=has_cancel(record.text),
         names=name_tokens(record.text, frozenset(record.actors)),
+        people=actor_set | entity_set,
     )
 
 

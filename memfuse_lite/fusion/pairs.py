@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -42,19 +42,18 @@ _COS, _RARE, _GAP = 0, 2, 7
 @dataclass(frozen=True, slots=True)
 class NewEvent:
     """A new event's side of all its pairs, worked out once: the idf of each of its terms
-    (``df``: how many events before it hold each; every one of its terms is there), their
-    total, and everyone it names."""
+    (``df``: how many events before it hold each; every one of its terms is there) and
+    their total."""
 
     event: EventView
     weights: dict[str, float]
     df: dict[str, int]
     mass: float
-    people: frozenset[str]
 
     @classmethod
     def of(cls, e: EventView, df: dict[str, int]) -> NewEvent:
         weights = {t: idf(n, e.id) for t, n in df.items()}
-        return cls(e, weights, df, sum(weights.values()) or 1.0, e.actors | e.entities)
+        return cls(e, weights, df, sum(weights.values()) or 1.0)
 
 
 def pair_features(new: NewEvent, c: EventView, terms_c: frozenset[str], rule: float,
@@ -67,7 +66,7 @@ def pair_features(new: NewEvent, c: EventView, terms_c: frozenset[str], rule: fl
     e, weights, df = new.event, new.weights, new.df
     shared = terms_c.intersection(weights)
     union = len(weights) + len(terms_c) - len(shared) or 1
-    people = len(e.actors & (c.actors | c.entities)) + len(c.actors & new.people)
+    people = len(e.actors & c.people) + len(c.actors & e.people)
     place = bool(e.place and c.place and (e.place in c.place or c.place in e.place))
     gap_h = abs(e.ts - c.ts) / 3600.0
     event_gaps = []
@@ -96,12 +95,19 @@ def candidate_features(pairs: list[list[float]]) -> np.ndarray:
     if not pairs:
         return np.zeros((0, len(FEATURES)))
     rows = np.asarray(pairs, dtype=np.float64)
+    n, width = rows.shape
+    out = np.empty((n, width + 5))  # the pair's own features without the cosine, then 6
+    out[:, : width - 1] = rows[:, 1:]
     cos, rare, gap = rows[:, _COS], rows[:, _RARE], rows[:, _GAP]
-    relative = np.column_stack([
-        (cos - cos.max()) * 10.0, (cos - cos.mean()) / (cos.std() + 1e-3) / 3.0,
-        rare - rare.max(), (rare - rare.mean()) / (rare.std() + 1e-3) / 3.0,
-        gap - gap.min(), (cos == cos.max()).astype(np.float64)])
-    return np.hstack([rows[:, 1:], relative])
+    top = cos.max()
+    for col, (values, scale, best) in enumerate(((cos, 10.0, top), (rare, 1.0, rare.max()))):
+        centred = values - values.sum() / n
+        spread = math.sqrt(float(centred @ centred) / n)
+        out[:, width - 1 + 2 * col] = (values - best) * scale  # below the best
+        out[:, width + 2 * col] = centred / (spread + 1e-3) / 3.0  # z-score, scaled
+    out[:, width + 3] = gap - gap.min()
+    out[:, width + 4] = cos == top
+    return out
 
 
 Cross = tuple[str, str]
@@ -127,19 +133,30 @@ class PairModel:
     about: dict[str, object]
     crosses: tuple[Cross, ...] = ()
 
+    _left: np.ndarray = field(init=False, repr=False, compare=False)
+    _right: np.ndarray = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         unknown = {name for pair in self.crosses for name in pair} - set(FEATURES)
         if unknown:
             raise ValueError(f"pair model crosses unknown features: {sorted(unknown)}")
         if len(self.weights) != len(FEATURES) + len(self.crosses):
             raise ValueError("pair model weights do not match its features and crosses")
+        # the crosses' columns, to score without building :func:`design`'s matrix
+        for name, side in (("_left", 0), ("_right", 1)):
+            object.__setattr__(self, name, np.asarray(
+                [FEATURES.index(pair[side]) for pair in self.crosses], dtype=np.intp))
 
     def probabilities(self, rows: np.ndarray | list[list[float]]) -> np.ndarray:
         """P(same episode) of each feature vector (rows in :data:`FEATURES` order)."""
         if len(rows) == 0:
             return np.zeros(0)
-        z = np.clip(design(rows, self.crosses) @ self.weights, -30.0, 30.0)
-        return 1.0 / (1.0 + np.exp(-z))
+        rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+        n = len(FEATURES)
+        z = rows @ self.weights[:n]
+        if self.crosses:  # = design(rows, self.crosses) @ self.weights
+            z += (rows[:, self._left] * rows[:, self._right]) @ self.weights[n:]
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
     def probability(self, features: list[float]) -> float:
         """P(same episode) of one feature vector."""

@@ -54,7 +54,7 @@ def _reports_change(text: str) -> bool:
 
 def about(e: EventView) -> frozenset[str]:
     """Who and what an event names: its actors, key words and name words."""
-    return e.actors | e.entities | e.names
+    return e.people | e.names
 
 
 def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float,
