@@ -311,6 +311,41 @@ def test_learned_scorer_reaches_back_days_through_a_shared_rare_word(
         "four days and thirty records apart, found through the rare word alone"
 
 
+def test_the_pair_model_never_joins_what_the_times_rule_out(
+        tmp_path: Path, embedder, model_dir: Path) -> None:
+    """Two reported schedules on different days, with no change reported between them,
+    stay apart however alike (the dinner cancelled on Friday and the one cancelled on
+    Monday); a record whose times allow it still joins by the same shared word."""
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+
+    weights = np.zeros(len(FEATURES))
+    weights[FEATURES.index("bias")] = -6.0
+    weights[FEATURES.index("rare_share")] = 20.0
+    weights[FEATURES.index("within_hour")] = 2.0
+    model = tmp_path / "model.json"
+    model.write_text(PairModel(weights, 0.5, {}).to_json())
+    cancelled = "sorry, tonight's dinner at Zephyrine is off, Ben's flight was delayed"
+    friday = ("fri", "sms", "ana", "phone", "2025-01-24T08:50", f"To Omar Aziz: {cancelled}",
+              {}, "household")
+    noise = [(f"n{i}", "chat", "ben", "phone", f"2025-01-2{5 + i // 10}T{8 + i % 10:02d}:00",
+              f"Call with the gardener about the hedge, part {i}", {}, "household")
+             for i in range(20)]
+    monday = ("mon", "sms", "ana", "phone", "2025-01-27T08:50", f"To Li Wei: {cancelled}",
+              {}, "household")
+    call = ("call", "chat", "ana", "phone", "2025-01-27T09:30",
+            "Call with the gardener about Zephyrine", {}, "household")
+    cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(
+        scorer="learned", pair_model=str(model), zone_size=5, window_days=7))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    try:
+        ingest(mem, [friday, *noise, monday, call])
+        found = clusters(mem)
+    finally:
+        mem.close()
+    assert not any({"fri", "mon"} <= c for c in found), "two evenings, two dinners"
+    assert any({"mon", "call"} <= c for c in found), "the same morning: one happening"
+
+
 def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
     import json
 

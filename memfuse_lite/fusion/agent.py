@@ -320,13 +320,17 @@ class FusionAgent:
                 ) -> list[tuple[float, float]]:
         """(score, cosine) of each candidate: the rule score, or (``learned``) the pair
         model's probability of the same episode (which reads the rule score, without its
-        cosine, as one of its features: what the rules know of reschedules and updates)."""
+        cosine, as one of its features: what the rules know of reschedules and updates).
+        Times the rules rule out (two reported schedules on different days, no change
+        reported) rule out the model's join too: alike messages of one app on different
+        days are the same kind of happening again, not one happening."""
         if self.model is None or not learned:
             return [pair_score(e, c, self.cfg) for c in candidates]
         rules = [pair_score(e, c, self.cfg, cosine=False) for c in candidates]
         features = self._features(db, e, candidates, terms, df, rules)
-        return [(p, cos) for p, (_, cos) in zip(self.model.probabilities(features).tolist(), rules,
-                                                strict=True)]
+        return [(p if time_factor(e, c, self.cfg) > 0 else 0.0, cos)
+                for p, (_, cos), c in zip(self.model.probabilities(features).tolist(), rules,
+                                          candidates, strict=True)]
 
     def adopt_zone(self, zone: Sequence[EventView]) -> None:
         """Adopt a batch's zone once its transaction has committed."""
@@ -341,15 +345,21 @@ class FusionAgent:
         """When the new event clearly belongs with several fused memories, it bridges
         them: merge the others into ``target`` while the result stays within
         ``max_members`` (e.g. the clinic's call and the calendar entry, joined by the chat
-        that mentions both; with the pair model, also the plans the event moves or cancels)."""
+        that mentions both; with the pair model, also the plans the event moves or cancels).
+        Memories whose scored members' times rule each other out (two evenings' dinners,
+        both cancelled) stay apart, whatever the event shares with both."""
         others = {fused_of[c.id] for (score, _), c in scored
                   if c.id in fused_of and (score >= bands.bridge or (
-                      bands.learned and updates(e, c)))} - {target}
+                      bands.learned and _changes_plan(e, c)))} - {target}
         size = fused_sql.size(db, target)
         for other in sorted(others):
             other_size = fused_sql.size(db, other)
             if size + other_size + 1 > self.cfg.max_members or names_conflict(
                     _cluster_names(db, target), _cluster_names(db, other)):
+                continue
+            if any(time_factor(a, b, self.cfg) <= 0
+                   for _, a in scored if fused_of.get(a.id) == target
+                   for _, b in scored if fused_of.get(b.id) == other):
                 continue
             for eid in fused_sql.merge_into(db, target, other):
                 fused_of[eid] = target
@@ -418,7 +428,8 @@ class FusionAgent:
         if bands.learned and score < bands.join:
             # A report that moves or cancels a plan belongs with the plan, however rare
             # such reports were among the episodes the model was fitted on.
-            plan = next((c for _, c in scored if updates(e, c) and c.id in fused_of), None)
+            plan = next((c for _, c in scored if _changes_plan(e, c) and c.id in fused_of),
+                        None)
             if plan is not None:
                 return fused_of[plan.id]
         if best.id not in fused_of:
@@ -525,6 +536,12 @@ class _Pending:
             return []
         return list(zip(self._ids, (self._vectors[: len(self._ids)] @ vector).tolist(),
                         strict=True))
+
+
+def _changes_plan(e: EventView, c: EventView) -> bool:
+    """Whether ``e`` moves or cancels ``c``, a plan (:func:`updates`) that is not itself a
+    report of a change (the same dinner cancelled again on another day is not its plan)."""
+    return updates(e, c) and not changes(c)
 
 
 def _conflict(a: EventView, b: EventView) -> str | None:
