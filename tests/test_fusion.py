@@ -313,9 +313,10 @@ def test_learned_scorer_reaches_back_days_through_a_shared_rare_word(
 
 def test_the_pair_model_never_joins_what_the_times_rule_out(
         tmp_path: Path, embedder, model_dir: Path) -> None:
-    """Two reported schedules on different days, with no change reported between them,
-    stay apart however alike (the dinner cancelled on Friday and the one cancelled on
-    Monday); a record whose times allow it still joins by the same shared word."""
+    """Two reported schedules of one app on different days, with no change reported
+    between them, stay apart however alike (the dinner cancelled on Friday and the one
+    cancelled on Monday), also when a later record shares a word with both; a record whose
+    times allow it still joins by that word."""
     from memfuse_lite.fusion.pairs import FEATURES, PairModel
 
     weights = np.zeros(len(FEATURES))

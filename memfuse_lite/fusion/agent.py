@@ -321,14 +321,17 @@ class FusionAgent:
         """(score, cosine) of each candidate: the rule score, or (``learned``) the pair
         model's probability of the same episode (which reads the rule score, without its
         cosine, as one of its features: what the rules know of reschedules and updates).
-        Times the rules rule out (two reported schedules on different days, no change
-        reported) rule out the model's join too: alike messages of one app on different
-        days are the same kind of happening again, not one happening."""
+        Within one app, times the rules rule out (two reported schedules on different
+        days, no change reported) rule out the model's join too: alike messages of one app
+        on different days are the same kind of happening again (the dinner cancelled on
+        Friday and on Monday). Across apps the model decides: times read from free text
+        are less sure, and one happening is planned in one app for a day another app's
+        record is not about (on LifeBench, vetoing those too cost co-location 0.007)."""
         if self.model is None or not learned:
             return [pair_score(e, c, self.cfg) for c in candidates]
         rules = [pair_score(e, c, self.cfg, cosine=False) for c in candidates]
         features = self._features(db, e, candidates, terms, df, rules)
-        return [(p if time_factor(e, c, self.cfg) > 0 else 0.0, cos)
+        return [(p if c.source != e.source or time_factor(e, c, self.cfg) > 0 else 0.0, cos)
                 for p, (_, cos), c in zip(self.model.probabilities(features).tolist(), rules,
                                           candidates, strict=True)]
 
