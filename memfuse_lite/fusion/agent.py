@@ -524,20 +524,18 @@ class _Pending:
 
     def __init__(self, events: Sequence[EventView]) -> None:
         dim = len(events[0].vec) if events else 0
-        self.views: dict[int, EventView] = {}
-        self._ids: list[int] = []
+        self.views: dict[int, EventView] = {}  # in the order added, as the matrix rows
         self._vectors = np.empty((len(events), dim), dtype=np.float32)
 
     def add(self, e: EventView) -> None:
-        self._vectors[len(self._ids)] = e.vec
-        self._ids.append(e.id)
+        self._vectors[len(self.views)] = e.vec
         self.views[e.id] = e
 
     def similarities(self, vector: np.ndarray) -> list[tuple[int, float]]:
         """(id, cosine) of each event held against ``vector``."""
-        if not self._ids:
+        if not self.views:
             return []
-        return list(zip(self._ids, (self._vectors[: len(self._ids)] @ vector).tolist(),
+        return list(zip(self.views, (self._vectors[: len(self.views)] @ vector).tolist(),
                         strict=True))
 
 
