@@ -421,6 +421,29 @@ def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
         PairModel(weights[:-1], 0.5, {}, (("rare_share", "same_source"),))
 
 
+def test_the_shipped_model_scores_as_the_fitting_script_reads_it() -> None:
+    """Fusion scores without building :func:`design`'s matrix; the fit reads that matrix."""
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel, design
+
+    model = PairModel.load()
+    assert model.crosses, "the shipped model weighs products of features"
+    rows = np.random.default_rng(3).uniform(-1.0, 2.0, (40, len(FEATURES)))
+    expected = 1.0 / (1.0 + np.exp(-(design(rows, model.crosses) @ model.weights)))
+    assert model.probabilities(rows) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_summary_less_its_layout_is_what_its_lead_member_says() -> None:
+    from memfuse_lite.fusion.summary import template_summary, without_layout
+
+    rows = [(1, "ana", "calendar", "家长会 周五 15:00 实验小学", "2025-03-03T08:00",
+             "2025-03-07T15:00", None),
+            (2, "ben", "chat", "ok", "2025-03-09T09:00", None, None)]
+    summary, _, _ = template_summary(rows)
+    assert summary.startswith("2025-03-07 – 2025-03-09: ") and "(2 reports from" in summary
+    assert without_layout(summary) == "家长会 周五 15:00 实验小学"
+    assert without_layout(template_summary(rows[:1])[0]) == "家长会 周五 15:00 实验小学"
+
+
 def test_terms_of_an_older_format_are_made_again_before_fusing(tmp_path: Path, embedder,
                                                                model_dir: Path) -> None:
     from memfuse_lite.fusion.terms import TERMS_FORMAT

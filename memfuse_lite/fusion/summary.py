@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import apsw
@@ -27,6 +28,17 @@ def template_summary(rows: Sequence[MemberRow]) -> tuple[str, str | None, str | 
     span = f"{day}" if not end or end[:10] == day else f"{day} – {end[:10]}"
     return (f"{span}: {lead} ({len(rows)} reports from {', '.join(sources)}; "
             f"{', '.join(users)})", start, end)
+
+
+_SPAN = re.compile(r"^\s*(?:Summary:\s*)?\d{4}-\d{2}-\d{2}(?: – \d{4}-\d{2}-\d{2})?:\s+")
+_TAIL = re.compile(r"\s*\(\d+ reports from [^()]*\)\s*$")
+
+
+def without_layout(text: str) -> str:
+    """``text`` less a :func:`template_summary`'s layout: the days it starts with and the
+    count of reports and their apps and users it ends with (what a small model copies
+    from a summary into an answer, though no record says it)."""
+    return _TAIL.sub("", _SPAN.sub("", text, count=1), count=1)
 
 
 def household_rows(rows: Sequence[MemberRow]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..config import RetrievalConfig
 from ..errors import LLMError
+from ..fusion.summary import without_layout
 from ..llm.base import LLM
 from ..prompts import agentic as prompt
 from ..records import Hit
@@ -62,20 +63,13 @@ _HEAD = re.compile(r"^\s*(?:\[\d+\]\s*)?\d{4}-\d{2}-\d{2}T\d{2}:\d{2} [^\s/:]+/[
                    r"(?: \(superseded[^)]*\))?(?::\s*|\s*$)")
 
 
-_SUMMARY_SPAN = re.compile(r"^\s*(?:Summary:\s*)?\d{4}-\d{2}-\d{2}(?: – \d{4}-\d{2}-\d{2})?:\s+")
-_SUMMARY_TAIL = re.compile(r"\s*\(\d+ reports from [^()]*\)\s*$")
-"""The days a fused memory's summary starts with and the count of reports and their apps
-and users it ends with (:func:`~memfuse_lite.fusion.summary.template_summary`)."""
-
-
 def without_head(text: str) -> str:
     """``text`` less the prompt's layout around what a record or a summary says: a
     leading evidence-line header (what :func:`evidence_line` writes before the record's
     text), or a summary's leading days and trailing "(2 reports from calendar, sms; ana,
     ben)". A small model often copies a whole line, or the header alone, into its answer;
     the layout is not something the records say."""
-    text = _HEAD.sub("", text, count=1)
-    return _SUMMARY_TAIL.sub("", _SUMMARY_SPAN.sub("", text, count=1), count=1)
+    return without_layout(_HEAD.sub("", text, count=1))
 
 
 def format_evidence(hits: Sequence[Hit], limit: int = EVIDENCE_ITEMS) -> str:
