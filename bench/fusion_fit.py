@@ -8,7 +8,11 @@ the generated household's scenes. For every event, in ingestion order, the candi
 and features are read through the library (``FusionAgent.pairs``), labelled "same
 episode" when both records carry the same label. A logistic model is fitted by Newton's
 method with an L2 penalty; the join probability is the lowest that keeps B-cubed
-precision >= 0.81 on each training dataset (a quick greedy clustering).
+precision >= 0.81 on each training dataset (a quick greedy clustering). The bridge
+probability (a new event scoring it with members of several memories merges them) is
+then lowered step by step from 0.8 while fusion itself, rebuilt over each training
+dataset with the model, keeps that precision on the training records (the greedy
+estimate knows none of the checks a merge passes at run time).
 
 Cross-validation never tests on episodes the model was fitted on. The EN and ZH records
 are translations of the same year, so "fit on EN, test on ZH" would test on known
@@ -38,7 +42,7 @@ import numpy as np
 from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.fusion.agent import FusionAgent
 from memfuse_lite.fusion.model import EventView, load_views
-from memfuse_lite.fusion.pairs import FEATURES, PairModel, design
+from memfuse_lite.fusion.pairs import BRIDGE, FEATURES, PairModel, design
 
 from .adapters import lifebench_observations, lifebench_questions
 from .common import write_result
@@ -238,6 +242,33 @@ def choose_threshold(train: list[tuple[Labelled, Pairs]], model: PairModel,
     return float(max(grid))
 
 
+BRIDGES = (0.8, 0.7, 0.6, 0.5, 0.4)
+"""Bridge probabilities tried, highest first (below the model's :data:`BRIDGE`)."""
+
+
+def choose_bridge(train: list[tuple[Labelled, set[str]]], model: PairModel, path: Path,
+                  floor: float = PRECISION_FLOOR) -> float:
+    """The lowest of :data:`BRIDGES` (the most memories merged) at which, and at every
+    higher one, fusion rebuilt over each training dataset with ``model`` keeps B-cubed
+    precision over its training records (``train``: dataset, records) at ``floor``; the
+    model's default :data:`BRIDGE` when even the highest does not. ``path`` receives the
+    trial models."""
+    chosen = BRIDGE
+    for bridge in BRIDGES:
+        if bridge < model.threshold:
+            break
+        path.write_text(replace(model, bridge=bridge).to_json())
+        config = replace(MemFuseConfig(), fusion=replace(
+            MemFuseConfig().fusion, scorer="learned", pair_model=str(path)))
+        precision = min(score(data, fuse(data, config)[0], keep)["precision"]
+                        for data, keep in train)
+        print(f"  bridge {bridge}: training precision {precision:.3f}", flush=True)
+        if precision < floor:
+            break
+        chosen = bridge
+    return chosen
+
+
 def fuse(data: Labelled, config: MemFuseConfig) -> tuple[dict[str, str], float]:
     """Rebuild fusion over the memory with ``config``: record → memory, events per second."""
     mem = MemFuse(data.path, config=config)
@@ -314,6 +345,9 @@ def main(argv: list[str] | None = None) -> None:
                           {"fitted_on": train_label}, args.precision_floor)
         threshold = model.threshold
         path = root / f"pair-model-{test_label.replace(' ', '-')}.json"
+        model = replace(model, bridge=choose_bridge(
+            [(data[n], {t.rec[e] for e in t.ids}) for n, t in train], model, path,
+            args.precision_floor))
         path.write_text(model.to_json())
         learned = replace(default, fusion=replace(default.fusion, scorer="learned",
                                                 pair_model=str(path)))
@@ -322,7 +356,8 @@ def main(argv: list[str] | None = None) -> None:
             assign, speed = fuse(data[name], learned)
             prob = model.probabilities(test.X)
             row = {"train": train_label, "test": f"{name} {test_label}",
-                   "threshold": threshold, "pair_auc": round(auc(prob, test.y), 4),
+                   "threshold": threshold, "bridge": model.bridge,
+                   "pair_auc": round(auc(prob, test.y), 4),
                    "no_fusion": score(data[name], {r: r for r in keep}, keep),
                    "rules": {**score(data[name], fused_by_rules[name][0], keep),
                              "events_per_s": fused_by_rules[name][1]},
@@ -340,11 +375,15 @@ def main(argv: list[str] | None = None) -> None:
                                   **{k: r["learned"][k] for k in ("precision", "recall", "f1",
                                                                   "cohesion")}}
                                  for r in rows]}, args.precision_floor)
+        model = replace(model, bridge=choose_bridge(
+            [(data[n], set(pairs[n].rec.values())) for n in DATASETS], model,
+            root / "pair-model-trial.json", args.precision_floor))
         MODEL_FILE.write_text(model.to_json())
         names = [*FEATURES, *(f"{a} x {b}" for a, b in crosses)]
-        result["model"] = {"threshold": model.threshold, "weights": dict(
+        result["model"] = {"threshold": model.threshold, "bridge": model.bridge,
+                           "weights": dict(
             zip(names, np.round(model.weights, 4).tolist(), strict=True))}
-        print(f"wrote {MODEL_FILE} (threshold {model.threshold})")
+        print(f"wrote {MODEL_FILE} (threshold {model.threshold}, bridge {model.bridge})")
     # leave every memory fused with the shipped model (the one just written, if any)
     for name in DATASETS:
         fuse(data[name], MemFuseConfig())
@@ -384,6 +423,6 @@ def _print(row: dict[str, Any]) -> None:
                 f"co-location {r['cohesion']:.3f} members {r['mean_members']}")
 
     print(f"train {row['train']} → test {row['test']} (threshold {row['threshold']}, "
-          f"pair AUC {row['pair_auc']})", flush=True)
+          f"bridge {row['bridge']}, pair AUC {row['pair_auc']})", flush=True)
     for key in ("no_fusion", "rules", "learned"):
         print(f"  {key:<10} {show(row[key])}", flush=True)

@@ -209,6 +209,10 @@ class FusionConfig:
     """A pair model file written by ``python3 -m bench fusion-fit`` (default: the shipped one)."""
     join_probability: float | None = None
     """With the learned scorer: join at this probability (default: the model's threshold)."""
+    bridge_probability: float | None = None
+    """With the learned scorer: a new event that scores at least this with members of
+    several fused memories merges them (default: the model's ``bridge``, fitted with it;
+    never below the join probability)."""
     rare_neighbours: int = 15
     neighbour_ef: int = 64
     """HNSW search breadth for the ``neighbours`` nearest events (retrieval's is
@@ -231,8 +235,10 @@ class FusionConfig:
             raise ValueError("sim_floor must be below sim_ceil")
         if self.scorer not in ("rules", "learned"):
             raise ValueError("scorer must be 'rules' or 'learned'")
-        if self.join_probability is not None and not 0 < self.join_probability < 1:
-            raise ValueError("join_probability must be between 0 and 1")
+        for name in ("join_probability", "bridge_probability"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 1:
+                raise ValueError(f"{name} must be above 0 and at most 1")
 
 
 ANSWER_EVIDENCE_TOKENS = 360

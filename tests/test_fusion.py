@@ -347,6 +347,40 @@ def test_the_pair_model_never_joins_what_the_times_rule_out(
     assert any({"mon", "call"} <= c for c in found), "the same morning: one happening"
 
 
+@pytest.mark.parametrize("bridge", [None, 0.5])
+def test_a_record_scoring_the_bridge_probability_with_two_memories_merges_them(
+        tmp_path: Path, embedder, model_dir: Path, bridge: float | None) -> None:
+    """A record sharing a rare word with each of two memories that share none joins one;
+    it merges both when it scores the bridge probability with each (the model's, unless
+    configured)."""
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+
+    weights = np.zeros(len(FEATURES))
+    weights[FEATURES.index("bias")] = -6.0
+    weights[FEATURES.index("rare_share")] = 30.0
+    model = tmp_path / "model.json"
+    model.write_text(PairModel(weights, 0.5, {}, bridge=1.0).to_json())
+    noise = [(f"n{i}", "note", "ben", "phone", f"2025-03-01T0{i}:00",
+              f"weather report number {i}", {}, "household") for i in range(8)]
+    rows = [("a", "note", "ana", "phone", "2025-03-01T09:00", "the zephyrine invoice is paid",
+             {}, "household"),
+            ("b", "chat", "ben", "phone", "2025-03-01T10:00", "the quillon hedge is trimmed",
+             {}, "household"),
+            ("c", "chat", "ana", "phone", "2025-03-01T11:00", "zephyrine and quillon sorted",
+             {}, "household")]
+    cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(
+        scorer="learned", pair_model=str(model), bridge_probability=bridge))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    try:
+        ingest(mem, [*noise, *rows])
+        found = clusters(mem)
+    finally:
+        mem.close()
+    assert not any({"a", "b"} <= c for c in found) if bridge is None else \
+        any({"a", "b", "c"} <= c for c in found)
+    assert any({"a", "c"} <= c or {"b", "c"} <= c for c in found)
+
+
 def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
     import json
 
@@ -401,7 +435,7 @@ def test_the_fitting_script_reads_the_probabilities_fusion_joined_by(
 def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
     import math
 
-    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+    from memfuse_lite.fusion.pairs import BRIDGE, FEATURES, PairModel
 
     weights = np.zeros(len(FEATURES) + 1)
     weights[FEATURES.index("bias")] = -1.0
@@ -415,6 +449,11 @@ def test_a_pair_model_weighs_products_of_two_features(tmp_path: Path) -> None:
     assert model.probability(row) == pytest.approx(1 / (1 + math.exp(-1.0)))
     (tmp_path / "m.json").write_text(model.to_json())
     assert PairModel.load(tmp_path / "m.json").crosses == model.crosses
+    assert PairModel.load(tmp_path / "m.json").bridge == BRIDGE, "a model file names its bridge"
+    (tmp_path / "m.json").write_text(replace(model, bridge=0.6).to_json())
+    assert PairModel.load(tmp_path / "m.json").bridge == 0.6
+    with pytest.raises(ValueError, match="at most 1"):
+        replace(model, bridge=1.5)
     with pytest.raises(ValueError, match="unknown"):
         PairModel(weights, 0.5, {}, (("rare_share", "colour"),))
     with pytest.raises(ValueError, match="do not match"):

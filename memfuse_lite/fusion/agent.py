@@ -186,8 +186,9 @@ class FusionAgent:
         self.model_bands: Bands | None = None
         if self.model is not None:
             join = cfg.join_probability or self.model.threshold
-            # merging two memories through one event needs more than joining one of them
-            self.model_bands = Bands(join, max(0.0, join - 0.2), max(join, 0.9), learned=True)
+            bridge = cfg.bridge_probability or self.model.bridge
+            self.model_bands = Bands(join, max(0.0, join - 0.2), max(join, bridge),
+                                     learned=True)
 
     def load_zone(self, db: apsw.Connection) -> None:
         """Rebuild the zone from the store (at open, after events were deleted)."""

@@ -112,6 +112,10 @@ def candidate_features(pairs: list[list[float]]) -> np.ndarray:
 
 Cross = tuple[str, str]
 
+BRIDGE = 0.9
+"""The bridge probability of a model file that names none: merging two memories through
+one event then needs far more than joining one of them."""
+
 
 def design(rows: np.ndarray | list[list[float]], crosses: tuple[Cross, ...]) -> np.ndarray:
     """Feature rows (in :data:`FEATURES` order) with the products ``crosses`` appended."""
@@ -125,13 +129,15 @@ def design(rows: np.ndarray | list[list[float]], crosses: tuple[Cross, ...]) -> 
 @dataclass(frozen=True)
 class PairModel:
     """Logistic weights over :data:`FEATURES` and products of pairs of them (``crosses``,
-    e.g. shared rare words *from the same app*, which are often a template's words), and
-    the probability at which to join."""
+    e.g. shared rare words *from the same app*, which are often a template's words), the
+    probability at which to join, and the one at which a new event that scores it with
+    members of several memories merges them (``bridge``)."""
 
     weights: np.ndarray
     threshold: float
     about: dict[str, object]
     crosses: tuple[Cross, ...] = ()
+    bridge: float = BRIDGE
 
     _left: np.ndarray = field(init=False, repr=False, compare=False)
     _right: np.ndarray = field(init=False, repr=False, compare=False)
@@ -142,6 +148,8 @@ class PairModel:
             raise ValueError(f"pair model crosses unknown features: {sorted(unknown)}")
         if len(self.weights) != len(FEATURES) + len(self.crosses):
             raise ValueError("pair model weights do not match its features and crosses")
+        if not 0 < self.threshold <= 1 or not 0 < self.bridge <= 1:
+            raise ValueError("pair model probabilities must be above 0 and at most 1")
         # the crosses' columns, to score without building :func:`design`'s matrix
         for name, side in (("_left", 0), ("_right", 1)):
             object.__setattr__(self, name, np.asarray(
@@ -176,11 +184,13 @@ class PairModel:
         crosses = tuple((str(a), str(b)) for a, b in data.get("crosses", []))
         return cls(np.asarray(data["weights"], dtype=np.float64), float(data["threshold"]),
                    {k: v for k, v in data.items()
-                    if k not in ("weights", "features", "crosses")}, crosses)
+                    if k not in ("weights", "features", "crosses", "threshold", "bridge")},
+                   crosses, float(data.get("bridge", BRIDGE)))
 
     def to_json(self) -> str:
         """The model file's content."""
         return json.dumps({"features": list(FEATURES),
                            "crosses": [list(pair) for pair in self.crosses],
                            "weights": [round(float(w), 6) for w in self.weights],
-                           "threshold": self.threshold, **self.about}, indent=2) + "\n"
+                           "threshold": self.threshold, "bridge": self.bridge, **self.about},
+                          indent=2) + "\n"
