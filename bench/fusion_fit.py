@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable
@@ -310,6 +311,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--select-crosses", type=int, default=0, metavar="N",
                     help="choose N products of two features by forward selection on the mean "
                          "cross-validated pair AUC, print them and stop")
+    ap.add_argument("--arbiter", type=int, default=0, metavar="N",
+                    help="ask the LLM arbiter (--llm) about N sampled decisions of each "
+                         "dataset's band below the shipped model's join probability, print "
+                         "how often it is right and stop")
+    ap.add_argument("--llm", default="qwen2.5-coder-0.5b",
+                    help="the arbiter's model with --arbiter (default qwen2.5-coder-0.5b)")
     args = ap.parse_args(argv)
     if not 0.0 < args.precision_floor < 1.0:
         ap.error(f"--precision-floor must lie between 0 and 1, not {args.precision_floor}")
@@ -322,6 +329,9 @@ def main(argv: list[str] | None = None) -> None:
         p = pairs[name]
         print(f"{name}: {len(p.ids)} events, {len(p.links)} candidate pairs, "
               f"{int(p.y.sum())} same-episode ({time.perf_counter() - t0:.0f} s)", flush=True)
+    if args.arbiter:
+        check_arbiter(data, pairs, args.arbiter, args.llm)
+        return
     cut = float(np.median([t for n in PERSON for t in pairs[n].ts.values()]))
     # (training pairs, tested datasets with the records to score)
     folds: list[tuple[str, list[tuple[str, Pairs]], str, list[tuple[str, Pairs]]]] = []
@@ -388,6 +398,66 @@ def main(argv: list[str] | None = None) -> None:
     for name in DATASETS:
         fuse(data[name], MemFuseConfig())
     write_result("fusion-fit", result)
+
+
+def check_arbiter(data: dict[str, Labelled], pairs: dict[str, Pairs], n: int,
+                  llm_name: str) -> None:
+    """How the LLM arbiter decides what the shipped model leaves undecided: for each
+    dataset, ``n`` events (seeded sample) whose most probable candidate lies in the band
+    the arbiter is asked about (from the join probability less 0.2 up to it), each asked
+    with that candidate alone (at run time the best candidate's memory-mates among the top
+    three come along), against the episode labels."""
+    from memfuse_lite.fusion.arbiter import LLMArbiter
+    from memfuse_lite.llm import LlamaCppLLM
+    from memfuse_lite.prepare.registry import resolve_llm_file
+
+    config = MemFuseConfig()
+    llm = LlamaCppLLM(resolve_llm_file(llm_name, config.model_dir), n_ctx=2048,
+                      threads=config.threads)
+    arbiter = LLMArbiter(llm)
+    model = PairModel.load()
+    low = max(0.0, model.threshold - 0.2)
+    rows = []
+    for name in DATASETS:
+        p = pairs[name]
+        best: dict[int, tuple[float, int, float]] = {}
+        for (e, c), prob, y in zip(p.links, model.probabilities(p.X).tolist(), p.y.tolist(),
+                                   strict=True):
+            if e not in best or prob > best[e][0]:
+                best[e] = (prob, c, y)
+        band = sorted((e, c, y) for e, (prob, c, y) in best.items()
+                      if low <= prob < model.threshold)
+        sample = random.Random(0).sample(band, min(n, len(band)))
+        mem = MemFuse(data[name].path)
+        try:
+            with mem.engine.store.reading() as db:
+                views = load_views(db, sorted({i for e, c, _ in sample for i in (e, c)}))
+        finally:
+            mem.close()
+        before = llm.meter.total().total_tokens
+        t0 = time.perf_counter()
+        said = [arbiter(views[e], [views[c]]) for e, c, _ in sample]
+        seconds = time.perf_counter() - t0
+        right = sum(1 for s, (_, _, y) in zip(said, sample, strict=True) if s and y)
+        yes, positive = sum(said), sum(1 for _, _, y in sample if y)
+        row = {"dataset": name, "band": [low, model.threshold], "band_events": len(band),
+               "same_episode_share": round(sum(y for *_, y in band) / max(1, len(band)), 3),
+               "asked": len(sample), "said_same": round(yes / max(1, len(sample)), 3),
+               "precision": round(right / max(1, yes), 3),
+               "recall": round(right / max(1, positive), 3),
+               "seconds_per_call": round(seconds / max(1, len(sample)), 2),
+               "tokens_per_call": round((llm.meter.total().total_tokens - before)
+                                        / max(1, len(sample)), 1)}
+        rows.append(row)
+        print(f"{name}: {len(band)} events in the band ({row['same_episode_share']:.3f} same "
+              f"episode); asked {len(sample)}: said same {row['said_same']:.3f}, right in "
+              f"{row['precision']:.3f} of those, recall {row['recall']:.3f}, "
+              f"{row['seconds_per_call']} s and {row['tokens_per_call']} tokens a call",
+              flush=True)
+    llm.close()
+    write_result("fusion-arbiter", {"command": f"python3 -m bench fusion-fit --arbiter {n} "
+                                               f"--llm {llm_name}", "llm": llm_name,
+                                    "rows": rows})
 
 
 def select_crosses(data: dict[str, Labelled],

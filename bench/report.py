@@ -187,16 +187,38 @@ def fusion_fit_section(r: dict[str, Any]) -> list[str]:
              "| trained on | tested on | setting | precision | recall | F1 | co-location "
              "| mean members |", "|---|---|---|---|---|---|---|---|"]
     for fold in r["folds"]:
+        bridge = f", bridge at {fold['bridge']}" if "bridge" in fold else ""
         for key, label in (("no_fusion", "no fusion"), ("rules", "rules"),
-                           ("learned", f"learned (join at p >= {fold['threshold']})")):
+                           ("learned", f"learned (join at p >= {fold['threshold']}{bridge})")):
             row = fold[key]
             lines.append(f"| {fold['train']} | {fold['test']} | {label} | "
                          f"{row['precision']:.3f} | {row['recall']:.3f} | {row['f1']:.3f} | "
                          f"{row['cohesion']:.3f} | {row['mean_members']} |")
     if "model" in r:
         weights = ", ".join(f"{k} {v}" for k, v in r["model"]["weights"].items())
+        bridge = (f", bridge at p >= {r['model']['bridge']}" if "bridge" in r["model"]
+                  else "")
         lines += ["", f"Shipped model (fitted on all three, join at p >= "
-                      f"{r['model']['threshold']}): {weights}."]
+                      f"{r['model']['threshold']}{bridge}): {weights}."]
+    return lines + [""]
+
+
+def arbiter_section(r: dict[str, Any]) -> list[str]:
+    lines = [f"### LLM arbiter ({r['llm']}) on the band below the join probability", "",
+             f"`{r['command']}` — {_machine(r['machine'])}", "",
+             "Events whose most probable candidate lies in the band the arbiter is asked "
+             "about; a seeded sample, each asked with that candidate, against the episode "
+             "labels. Precision = share of its \"same episode\" answers that are right "
+             "(compare with the band's same-episode share: chance).", "",
+             "| dataset | band | events in band | same-episode share | asked | said same | "
+             "precision | recall | s / call | tokens / call |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        low, high = row["band"]
+        lines.append(f"| {row['dataset']} | {low:.3f}–{high:.3f} | {row['band_events']} | "
+                     f"{row['same_episode_share']:.3f} | {row['asked']} | "
+                     f"{row['said_same']:.3f} | {row['precision']:.3f} | {row['recall']:.3f} "
+                     f"| {row['seconds_per_call']} | {row['tokens_per_call']} |")
     return lines + [""]
 
 
@@ -569,6 +591,8 @@ def main(argv: list[str] | None = None) -> None:
             lines += fusion_section(r)
     if "fusion-fit" in results:
         lines += fusion_fit_section(results["fusion-fit"])
+    if "fusion-arbiter" in results:
+        lines += arbiter_section(results["fusion-arbiter"])
     lines += candidates_section(results)
     if "edges-generated" in results:
         lines += edges_section(results["edges-generated"])
