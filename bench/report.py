@@ -161,7 +161,8 @@ def fusion_section(r: dict[str, Any]) -> list[str]:
              "question's evidence records inside one fused memory. Each memfuse row rebuilds "
              "fusion over the stored events, except \"ingested online\": the same "
              "observations ingested into a new memory in batches of 256 with the stored "
-             "vectors.", "",
+             "vectors; \"labelled episodes\" is the ceiling: the labels themselves as "
+             "memories, at most as many records a memory as fusion allows.", "",
              "| setting | precision | recall | F1 | memories | mean members | evidence "
              "cohesion | fusion obs/s | LLM tokens/obs |", "|---|---|---|---|---|---|---|---|---|"]
     for row in r["rows"]:

@@ -1,4 +1,5 @@
-"""The long-context baseline: the viewer's records before the question, newest kept."""
+"""Baselines and ceilings the benchmarks compare against: the long-context window, the
+labelled episodes as memories."""
 
 from __future__ import annotations
 
@@ -21,3 +22,14 @@ def test_window_keeps_the_newest_visible_records_before_now(e5_dir: Path) -> Non
     assert all(not (int(x[1:]) % 3 == 0 and int(x[1:]) % 2 == 0) for x in ids)  # ben's private
     assert len(ids) < 15  # the window cut the rest
     assert sum(lc.tokens[int(x[1:])] for x in ids) <= 400
+
+
+def test_the_labelled_episodes_ceiling_keeps_fusions_member_cap() -> None:
+    from bench.fusion_eval import bcubed, labelled_episodes
+
+    rec = {4: "sms:c", 1: "sms:a", 2: "note:b", 3: "call:x", 5: "photo:d"}
+    gold = {"sms:a": "e1", "note:b": "e1", "sms:c": "e1", "photo:d": "e2", "call:x": "call:x"}
+    assign = labelled_episodes(rec, gold, cap=2)
+    assert assign["sms:a"] == assign["note:b"] != assign["sms:c"], "the third record continues"
+    assert len(set(assign.values())) == 4
+    assert bcubed(assign, gold)["precision"] == 1.0
