@@ -159,17 +159,22 @@ def online_assignment(path: Path, observations: Iterable[dict[str, Any]]
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def labelled_chunks(rec: dict[int, str], gold: dict[str, str], cap: int
+                    ) -> list[list[list[int]]]:
+    """The labelled episodes as fusion would hold them if it recovered them exactly: each
+    episode's event ids in order, ``cap`` to a memory (a longer one continues in the next,
+    as fusion's member cap makes it); episodes ordered by their first event."""
+    episodes: dict[str, list[int]] = defaultdict(list)
+    for eid, record in sorted(rec.items()):
+        episodes[gold.get(record, record)].append(eid)
+    return [[members[i : i + cap] for i in range(0, len(members), cap)]
+            for members in sorted(episodes.values())]
+
+
 def labelled_episodes(rec: dict[int, str], gold: dict[str, str], cap: int) -> dict[str, str]:
-    """Record → memory if fusion recovered the labelled episodes exactly: each episode's
-    records in event order, ``cap`` to a memory (a longer one continues in the next, as
-    fusion's member cap makes it)."""
-    seen: dict[str, int] = defaultdict(int)
-    assign = {}
-    for _, record in sorted(rec.items()):
-        episode = gold.get(record, record)
-        assign[record] = f"{episode}#{seen[episode] // cap}"
-        seen[episode] += 1
-    return assign
+    """Record → memory of :func:`labelled_chunks`."""
+    return {rec[eid]: f"l{n}.{k}" for n, chunks in enumerate(labelled_chunks(rec, gold, cap))
+            for k, chunk in enumerate(chunks) for eid in chunk}
 
 
 def summary(assign: dict[str, str]) -> dict[str, float]:

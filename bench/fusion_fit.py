@@ -259,8 +259,7 @@ def choose_bridge(train: list[tuple[Labelled, set[str]]], model: PairModel, path
         if bridge < model.threshold:
             break
         path.write_text(replace(model, bridge=bridge).to_json())
-        config = replace(MemFuseConfig(), fusion=replace(
-            MemFuseConfig().fusion, scorer="learned", pair_model=str(path)))
+        config = learned_config(path)
         precision = min(score(data, fuse(data, config)[0], keep)["precision"]
                         for data, keep in train)
         print(f"  bridge {bridge}: training precision {precision:.3f}", flush=True)
@@ -268,6 +267,13 @@ def choose_bridge(train: list[tuple[Labelled, set[str]]], model: PairModel, path
             break
         chosen = bridge
     return chosen
+
+
+def learned_config(model_file: Path) -> MemFuseConfig:
+    """The default configuration with the learned scorer reading ``model_file``."""
+    default = MemFuseConfig()
+    return replace(default, fusion=replace(default.fusion, scorer="learned",
+                                           pair_model=str(model_file)))
 
 
 def fuse(data: Labelled, config: MemFuseConfig) -> tuple[dict[str, str], float]:
@@ -346,7 +352,6 @@ def main(argv: list[str] | None = None) -> None:
         select_crosses(data, folds, args.select_crosses)
         return
     crosses = () if args.no_crosses else CROSSES
-    default = MemFuseConfig()
     rules = _opening()
     fused_by_rules = {name: fuse(data[name], rules) for name in DATASETS}
     rows: list[dict[str, Any]] = []
@@ -359,8 +364,7 @@ def main(argv: list[str] | None = None) -> None:
             [(data[n], {t.rec[e] for e in t.ids}) for n, t in train], model, path,
             args.precision_floor))
         path.write_text(model.to_json())
-        learned = replace(default, fusion=replace(default.fusion, scorer="learned",
-                                                pair_model=str(path)))
+        learned = learned_config(path)
         for name, test in tests:
             keep = {test.rec[e] for e in test.ids}
             assign, speed = fuse(data[name], learned)

@@ -81,23 +81,19 @@ def labelled_memories(path: Path, lang: str, into: Path) -> MemFuse:
     from memfuse_lite.fusion.runtime import mark_documents_stale
     from memfuse_lite.store import fused as fused_sql
 
-    from .fusion_eval import gold_labels, records
+    from .fusion_eval import gold_labels, labelled_chunks, records
 
     shutil.copytree(path, into)
-    gold = gold_labels(lang)
     mem = MemFuse(into)
-    cap = mem.config.fusion.max_members
-    episodes: dict[str, list[int]] = defaultdict(list)
-    for eid, record in sorted(records(mem).items()):
-        episodes[gold.get(record, record)].append(eid)
+    chunks = labelled_chunks(records(mem), gold_labels(lang), mem.config.fusion.max_members)
     with mem.engine.store.atomic() as db:
         fused_sql.clear(db, edges=False)
         mark_documents_stale(db)
-        for members in sorted(episodes.values()):
+        for episode in chunks:
             previous = None
-            for start in range(0, len(members), cap):
+            for members in episode:
                 previous = fused_sql.new_fused(db, continues=previous)
-                for eid in members[start : start + cap]:
+                for eid in members:
                     fused_sql.add_member(db, previous, eid)
     mem.close()
     return MemFuse(into)
