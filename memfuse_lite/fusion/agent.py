@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 import apsw
 import numpy as np
@@ -29,7 +28,7 @@ from ..once import ReadOnce, Recent
 from ..records import Edge
 from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, name_tokens
-from .model import DAY, EventView, last_views, load_views, times_of
+from .model import DAY, EventView, last_views, load_views
 from .pairs import NewEvent, PairModel, candidate_features, pair_features
 from .plans import (
     changes,
@@ -37,7 +36,6 @@ from .plans import (
     names_conflict,
     overlap,
     overlaps,
-    plans_between,
     replaced_plans,
     restates,
     scheduled,
@@ -45,6 +43,7 @@ from .plans import (
 from .summary import refresh_summary
 from .terms import document_frequencies, event_terms, rare_matches, store_terms, terms_of_events
 from .terms import refresh as refresh_terms
+from .timeline import Timeline
 
 log = logging.getLogger("memfuse_lite.fusion")
 
@@ -171,10 +170,10 @@ class FusionAgent:
         # stored events' views and terms, kept between batches (see _read_once)
         self._recent_views: Recent[int, EventView] = Recent(cfg.recent_events)
         self._recent_terms: Recent[int, frozenset[str]] = Recent(cfg.recent_events)
-        self._recent_times: Recent[int, tuple[float, float]] = Recent(cfg.recent_events)
         self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
-        self._stored_times: ReadOnce[tuple[float, float]] = ReadOnce(lambda ids: {})
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
+        self.timeline = Timeline()
+        """Every stored event's times (candidates around a moment, times of candidates)."""
         self._batch_terms: dict[int, frozenset[str]] = {}
         """Terms of the events fused in this transaction so far (see _read_once)."""
         self._terms_current = False
@@ -199,13 +198,14 @@ class FusionAgent:
         """Forget the zone and the stored events read so far (their rows changed)."""
         self.zone.clear()
         self._recent_views.clear()
-        self._recent_times.clear()
+        self.timeline.clear()
         self._recent_terms.clear()
 
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
         out = FusionChange()
         self._read_once(db, min((e.id for e in events), default=0))
+        self.timeline.begin(db, events)
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch = _Pending(events)
         assigned: dict[int, int] = {}
@@ -258,6 +258,7 @@ class FusionAgent:
         """The learned scorer's candidates for ``e`` with their feature vectors, as fusion
         sees them (the fitting script reads them through this; stores ``e``'s terms)."""
         self._read_once(db, e.id)
+        self.timeline.begin(db, [e])
         terms, df = self._terms(db, e)
         candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size),
                                       _Pending(()), df)
@@ -275,8 +276,6 @@ class FusionAgent:
 
         self._stored_views = ReadOnce(lambda ids: load_views(db, ids), keep=committed,
                                       memo=self._recent_views)
-        self._stored_times = ReadOnce(lambda ids: times_of(db, ids), keep=committed,
-                                      memo=self._recent_times)
         self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids), keep=committed,
                                       memo=self._recent_terms)
         self._batch_terms = {}
@@ -382,15 +381,15 @@ class FusionAgent:
         # Apps often sync in bulk, one app at a time: the zone then holds one source only
         # and the nearest texts share its format. Events recorded around the same time
         # bring in the other sources' fragments.
-        near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours)
+        near += [i for i in self.timeline.nearest(e.ts, e.id, self.cfg.time_neighbours)
                  if i not in seen and i not in near]
         window = self.cfg.window_days * DAY
         if self.model is not None:
             # Those recorded around the time the event refers to (the photo taken at the
             # calendar entry's hour), and those sharing its rarest words.
             if e.start is not None:
-                near += [i for i in _nearest_in_time(db, e, self.cfg.time_neighbours,
-                                                     around=e.start)
+                near += [i for i in self.timeline.nearest(e.start, e.id,
+                                                          self.cfg.time_neighbours)
                          if i not in seen and i not in near]
             rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
                     if i not in seen and i not in near]
@@ -420,7 +419,7 @@ class FusionAgent:
     def _within(self, e: EventView, ids: Sequence[int], window: float) -> list[int]:
         """Those of the stored events ``ids`` recorded, or happening, within ``window``
         seconds of ``e`` (in the order given)."""
-        times = self._stored_times.get(ids)
+        times = self.timeline.times(ids)
         return [i for i in ids if i in times and (abs(times[i][0] - e.ts) <= window
                                                   or abs(times[i][1] - e.when) <= window)]
 
@@ -494,8 +493,8 @@ class FusionAgent:
             return []
         horizon = self.cfg.window_days * DAY
         known = {c.id for c in candidates}
-        extra = self._stored_views.get([i for i in plans_between(
-            db, e.id, e.ts - DAY / 2, e.ts + horizon, written_by=e.ts) if i not in known])
+        extra = self._stored_views.get([i for i in self.timeline.plans(
+            e.id, e.ts - DAY / 2, e.ts + horizon, written_by=e.ts) if i not in known])
         plans = [*candidates, *(extra[i] for i in sorted(extra))]
         mates = [c for c in candidates if fused_of.get(c.id) == target]
         return [Edge("supersedes", e.id, plan.id, 1.0, "later report changes the plan")
@@ -577,17 +576,3 @@ def _cluster_names(db: apsw.Connection, fused_id: int) -> frozenset[str]:
     for text, actors in fused_sql.member_texts(db, fused_id):
         names |= name_tokens(text, frozenset(json.loads(actors)))
     return frozenset(names)
-
-
-def _nearest_in_time(db: apsw.Connection, e: EventView, n: int,
-                     around: float | None = None) -> list[int]:
-    """Up to ``n`` earlier events observed closest to ``around`` (default: when ``e`` was
-    observed), within a day of it."""
-    if n <= 0:
-        return []
-    at = e.ts if around is None else around
-    rows: list[tuple[Any, ...]] = db.execute(
-        "SELECT id FROM events WHERE id < ? AND ts_epoch BETWEEN ? AND ?"
-        " ORDER BY abs(ts_epoch - ?), id LIMIT ?",
-        (e.id, at - DAY, at + DAY, at, n)).fetchall()
-    return [int(r[0]) for r in rows]

@@ -114,19 +114,6 @@ def load_views(db: apsw.Connection, ids: Sequence[int]) -> dict[int, EventView]:
     return out
 
 
-def times_of(db: apsw.Connection, ids: Sequence[int]) -> dict[int, tuple[float, float]]:
-    """(observation time, ``when``) of the given events, without building their views."""
-    out: dict[int, tuple[float, float]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
-        for eid, ts, event_start in db.execute(
-                f"SELECT id, ts_epoch, event_start FROM events WHERE id IN ({marks})", chunk):
-            when = _epoch(event_start)
-            out[int(eid)] = (float(ts), float(ts) if when is None else when)
-    return out
-
-
 def last_views(db: apsw.Connection, n: int) -> list[EventView]:
     """The last ``n`` processed events, oldest first (the accumulation zone at open)."""
     rows = db.execute(f"SELECT {VIEW_COLUMNS} FROM events ORDER BY id DESC LIMIT ?",

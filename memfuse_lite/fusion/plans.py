@@ -15,11 +15,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 
-import apsw
-
 from ..sources import profile_of
 from ..text.features import change_sentences, has_new_time, has_replacement
-from ..timeutil import epoch_of
 from .model import DAY, EventView
 
 
@@ -105,32 +102,6 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
         return []
     best = max(ranked, key=lambda r: r[0])[1]
     return [best, *(c for _, c in ranked if c is not best and overlaps(c, best))]
-
-
-PLAN_LOOKUP = 200
-"""At most this many scheduled events are read as what a report of a change may replace."""
-
-
-def plans_between(db: apsw.Connection, before: int, start: float, end: float,
-                  written_by: float) -> list[int]:
-    """Plans among the latest :data:`PLAN_LOOKUP` events with ids below ``before`` whose
-    event time falls from ``start`` to ``end`` (epoch seconds), the latest first: reported
-    schedules written down by ``written_by`` and before they were due (what
-    :func:`replaced_plans` would consider; the rest are never read in full). Stored times
-    are ISO text (naive ones in UTC, others with their offset): the text range is a day
-    wider on each side, the epochs are compared exactly."""
-    lo, hi = (datetime.fromtimestamp(t, tz=UTC).replace(tzinfo=None).isoformat()
-              for t in (start - DAY, end + DAY))
-    rows = db.execute("SELECT id, event_start, ts_epoch, source FROM events WHERE event_start"
-                      " BETWEEN ? AND ? AND id < ? ORDER BY id DESC LIMIT ?",
-                      (lo, hi, before, PLAN_LOOKUP))
-    plans = []
-    for i, when, ts, source in rows:
-        due = epoch_of(when)
-        if (start <= due <= end and ts < due and ts <= written_by
-                and not profile_of(source).records_moment):
-            plans.append(int(i))
-    return plans
 
 
 def restates(newer: EventView, older: EventView) -> bool:

@@ -1,0 +1,127 @@
+"""Fusion's in-memory timeline answers as the statements over ``events`` it replaces."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import apsw
+import numpy as np
+import pytest
+
+from memfuse_lite.fusion.model import DAY, EventView
+from memfuse_lite.fusion.timeline import PLAN_LOOKUP, UNSORTED_TAIL, Timeline
+from memfuse_lite.sources import profile_of
+from memfuse_lite.timeutil import epoch_of, to_iso
+
+SOURCES = ("calendar", "sms", "photo", "call", "notes")
+T0 = 1_735_689_600.0  # 2025-01-01
+
+
+def stored(rows: int, seed: int) -> apsw.Connection:
+    """A table of events as the store keeps them (times as naive UTC ISO text), recorded
+    over a month out of order, most with an event time, many at the same second."""
+    rng = random.Random(seed)
+    db = apsw.Connection(":memory:")
+    db.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, ts_epoch REAL, event_start TEXT,"
+               " source TEXT)")
+    for i in range(1, rows + 1):
+        ts = T0 + rng.randrange(0, 30 * 24) * 3600.0  # hourly: ties
+        start = None if rng.random() < 0.3 else ts + rng.uniform(-2, 6) * DAY
+        db.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (
+            i, ts, None if start is None else to_iso(_utc(start)), rng.choice(SOURCES)))
+    return db
+
+
+def _utc(epoch: float) -> datetime:
+    """The naive UTC time of an epoch, to the second (as stored)."""
+    return datetime.fromtimestamp(round(epoch), tz=UTC).replace(tzinfo=None)
+
+
+def views(db: apsw.Connection, ids: list[int]) -> list[EventView]:
+    """Just the columns the timeline reads."""
+    out = []
+    for eid, ts, start, source in db.execute(
+            f"SELECT id, ts_epoch, event_start, source FROM events WHERE id IN"
+            f" ({','.join(map(str, ids))}) ORDER BY id"):
+        out.append(EventView(
+            id=eid, user="u", source=source, text="", ts=ts,
+            start=None if start is None else epoch_of(start), end=None, actors=frozenset(),
+            place=None, entities=frozenset(), vec=np.zeros(1, dtype=np.float32),
+            audience=None, reschedule=False, cancel=False, names=frozenset(),
+            people=frozenset()))
+    return out
+
+
+def nearest_by_sql(db: apsw.Connection, at: float, before: int, n: int) -> list[int]:
+    return [int(r[0]) for r in db.execute(
+        "SELECT id FROM events WHERE id < ? AND ts_epoch BETWEEN ? AND ?"
+        " ORDER BY abs(ts_epoch - ?), id LIMIT ?", (before, at - DAY, at + DAY, at, n))]
+
+
+def plans_by_sql(db: apsw.Connection, before: int, start: float, end: float,
+                 written_by: float) -> list[int]:
+    lo, hi = (to_iso(_utc(t)) for t in (start - DAY, end + DAY))
+    rows = db.execute("SELECT id, event_start, ts_epoch, source FROM events WHERE event_start"
+                      " BETWEEN ? AND ? AND id < ? ORDER BY id DESC LIMIT ?",
+                      (lo, hi, before, PLAN_LOOKUP))
+    return [int(i) for i, when, ts, source in rows
+            if start <= epoch_of(when) <= end and ts < epoch_of(when) and ts <= written_by
+            and not profile_of(source).records_moment]
+
+
+@pytest.mark.parametrize("rows", [300, 3 * UNSORTED_TAIL + 17])
+def test_the_timeline_answers_as_the_stored_events_do(rows: int) -> None:
+    """Read at once, or followed batch by batch (its orders merged in as it grows), the
+    timeline finds the same events near a moment, the same plans and the same times."""
+    db = stored(rows, seed=rows)
+    rng = random.Random(7)
+    whole = Timeline()
+    whole.begin(db, [])
+    grown = Timeline()
+    grown.begin(db, views(db, [1]))
+    for first in range(2, rows + 1, 64):
+        grown.begin(db, views(db, list(range(first, min(first + 64, rows + 1)))))
+        before = min(first + 64, rows + 1)
+        for timeline in (whole, grown):
+            for _ in range(5):
+                at = T0 + rng.uniform(-DAY, 31 * DAY)
+                assert timeline.nearest(at, before, 10) == nearest_by_sql(db, at, before, 10)
+                assert timeline.plans(before, at - DAY / 2, at + 3 * DAY, written_by=at) == \
+                    plans_by_sql(db, before, at - DAY / 2, at + 3 * DAY, written_by=at)
+    ids = rng.sample(range(1, rows + 1), 40) + [rows + 5]
+    expected = {int(i): (float(ts), float(ts) if s is None else epoch_of(s))
+                for i, ts, s in db.execute("SELECT id, ts_epoch, event_start FROM events")
+                if i in ids}
+    assert whole.times(ids) == grown.times(ids) == expected
+
+
+def test_a_batch_fused_again_replaces_what_the_timeline_held() -> None:
+    """A rolled-back batch's ids are given out again (to other events), and a rebuild fuses
+    stored events again from the first: either way the timeline holds what ``db`` holds
+    below the batch, then the batch, whatever it had put in order before."""
+    db = stored(1800, seed=3)
+    timeline = Timeline()
+    timeline.begin(db, views(db, list(range(1, 1001))))
+    batch = list(range(1001, 1801))  # longer than the unsorted tail: merged when asked
+    lost = [replace(v, ts=v.ts + 2 * DAY, start=v.ts + 3 * DAY, source="calendar")
+            for v in views(db, batch)]
+    timeline.begin(db, lost)  # this batch's transaction rolls back
+    at = lost[0].ts
+    assert timeline.times([1001])[1001] == (lost[0].ts, lost[0].start)
+    assert timeline.nearest(at, 1801, 10) != nearest_by_sql(db, at, 1801, 10)
+    assert timeline.plans(1801, at, at + 3 * DAY, at) != plans_by_sql(db, 1801, at,
+                                                                       at + 3 * DAY, at)
+    timeline.begin(db, views(db, batch))  # its ids, given out again
+    assert len(timeline) == 1800
+    stored_view = views(db, [1001])[0]
+    assert timeline.times([1001]) == {1001: (stored_view.ts, stored_view.when)}
+    assert timeline.nearest(at, 1801, 10) == nearest_by_sql(db, at, 1801, 10)
+    assert timeline.plans(1801, at, at + 3 * DAY, at) == plans_by_sql(db, 1801, at,
+                                                                      at + 3 * DAY, at)
+    timeline.begin(db, views(db, list(range(1, 65))))  # a rebuild starts again
+    assert len(timeline) == 64
+    at = T0 + 15 * DAY
+    assert timeline.nearest(at, 65, 10) == nearest_by_sql(db, at, 65, 10)
+    assert timeline.plans(65, at, at + 3 * DAY, at) == plans_by_sql(db, 65, at, at + 3 * DAY, at)
