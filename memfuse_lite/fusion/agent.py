@@ -41,7 +41,7 @@ from .plans import (
     scheduled,
 )
 from .summary import refresh_summary
-from .terms import document_frequencies, event_terms, rare_matches, store_terms, terms_of_events
+from .terms import Postings, event_terms, terms_of_events
 from .terms import refresh as refresh_terms
 from .timeline import Timeline
 
@@ -173,6 +173,8 @@ class FusionAgent:
         self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
         self.timeline = Timeline()
+        self.postings = Postings()
+        """The first events holding each term (document frequencies, rare-word matches)."""
         """Every stored event's times (candidates around a moment, times of candidates)."""
         self._batch_terms: dict[int, frozenset[str]] = {}
         """Terms of the events fused in this transaction so far (see _read_once)."""
@@ -200,6 +202,7 @@ class FusionAgent:
         self._recent_views.clear()
         self.timeline.clear()
         self._recent_terms.clear()
+        self.postings.clear()
 
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
@@ -279,6 +282,7 @@ class FusionAgent:
         self._stored_terms = ReadOnce(lambda ids: terms_of_events(db, ids), keep=committed,
                                       memo=self._recent_terms)
         self._batch_terms = {}
+        self.postings.begin(first)
 
     def _terms(self, db: apsw.Connection, e: EventView
                ) -> tuple[frozenset[str], dict[str, int]]:
@@ -289,10 +293,11 @@ class FusionAgent:
         if not self._terms_current:  # at the first event fused, not when a memory opens:
             refresh_terms(db)  # a search never waits for it
             self._terms_current = True
+            self.postings.clear()
         terms = event_terms(e.text)
-        store_terms(db, e.id, terms)
+        self.postings.add(db, e.id, terms)
         self._batch_terms[e.id] = terms
-        return terms, document_frequencies(db, terms, e.id)
+        return terms, self.postings.frequencies(db, terms, e.id)
 
     def _features(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   terms: frozenset[str], df: dict[str, int],
@@ -391,7 +396,8 @@ class FusionAgent:
                 near += [i for i in self.timeline.nearest(e.start, e.id,
                                                           self.cfg.time_neighbours)
                          if i not in seen and i not in near]
-            rare = [i for i, _ in rare_matches(db, e.id, df, 4 * self.cfg.rare_neighbours)
+            rare = [i for i, _ in self.postings.rare_matches(db, e.id, df,
+                                                              4 * self.cfg.rare_neighbours)
                     if i not in seen and i not in near]
             close = self._within(e, rare, window)[: self.cfg.rare_neighbours]
         else:

@@ -8,14 +8,16 @@ when fusion is rebuilt.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
+from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 import apsw
 
+from ..once import Recent
 from ..text.features import terms_of
 from ..text.tokens import stems
 
@@ -58,40 +60,80 @@ def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozen
     return {i: frozenset(out.get(i, ())) for i in ids}
 
 
-def document_frequencies(db: apsw.Connection, terms: Iterable[str], before: int
-                         ) -> dict[str, int]:
-    """How many events before ``before`` hold each term (counted up to ``DF_CAP``), in
-    one statement (an event has a few dozen terms)."""
-    wanted = sorted(set(terms))
-    if not wanted:
-        return {}
-    rows = db.execute(
-        "SELECT t.value, (SELECT count(*) FROM (SELECT 1 FROM event_terms"
-        " WHERE term = t.value AND event_id < ?1 LIMIT ?2)) FROM json_each(?3) AS t",
-        (before, DF_CAP, json.dumps(wanted, ensure_ascii=False)))
-    return {str(term): int(n) for term, n in rows}
-
-
 def idf(df: int, before: int) -> float:
     """Inverse document frequency of a term held by ``df`` of the events before ``before``
     (event ids stand for the count of earlier events: deterministic, and close enough)."""
     return math.log((max(before, 1) + 1) / (df + 1))
 
 
-def rare_matches(db: apsw.Connection, before: int, df: dict[str, int], limit: int
-                 ) -> list[tuple[int, float]]:
-    """Earlier events sharing the rarest terms, by summed idf of what they share. A rare
-    term has at most ``RARE_DF`` earlier events, so all of them are read (one statement)."""
-    weights = {t: idf(n, before) for t, n in df.items() if 0 < n <= RARE_DF}
-    if not weights:
-        return []
-    score: dict[int, float] = defaultdict(float)
-    for term, eid in db.execute(
-            "SELECT term, event_id FROM event_terms WHERE event_id < ?1"
-            " AND term IN (SELECT value FROM json_each(?2))",
-            (before, json.dumps(sorted(weights), ensure_ascii=False))):
-        score[int(eid)] += weights[str(term)]
-    return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
+TERMS_HELD = 65_536
+"""Terms whose first events :class:`Postings` keeps (the least recently asked go first)."""
+
+
+class Postings:
+    """The first :data:`DF_CAP` events holding each term, by id, read from ``event_terms``
+    at a term's first use and followed as events are fused: all that a capped document
+    frequency needs, and every earlier event holding a rare term.
+
+    Events fused again (a rebuild) or whose transaction rolled back (their ids are given
+    out again) must not count: :meth:`begin` drops, from the terms the last batch touched,
+    the ids from the new batch's first on. Ids beyond the event asked about are never
+    counted, so a term read while later events are stored (a rebuild) is right as read.
+    Not locked: fusion runs under the engine's lock."""
+
+    def __init__(self, capacity: int = TERMS_HELD) -> None:
+        self._ids: Recent[str, array[int]] = Recent(capacity)
+        self._touched: set[str] = set()
+
+    def clear(self) -> None:
+        """Forget every term (stored terms changed: a forget, new terms made)."""
+        self._ids.clear()
+        self._touched.clear()
+
+    def begin(self, first: int) -> None:
+        """Start a batch whose first event is ``first``."""
+        for term in self._touched:
+            ids = self._ids.get(term)
+            if ids is not None and ids and ids[-1] >= first:
+                del ids[bisect_left(ids, first):]
+        self._touched.clear()
+
+    def add(self, db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:
+        """Store an event's terms (idempotent) and count them from here on."""
+        store_terms(db, event_id, terms)
+        for term in terms:
+            ids = self._held(db, term)
+            if len(ids) < DF_CAP and (not ids or ids[-1] < event_id):
+                ids.append(event_id)
+
+    def frequencies(self, db: apsw.Connection, terms: Iterable[str], before: int
+                    ) -> dict[str, int]:
+        """How many events before ``before`` hold each term, counted up to ``DF_CAP``."""
+        return {t: bisect_left(self._held(db, t), before) for t in sorted(set(terms))}
+
+    def rare_matches(self, db: apsw.Connection, before: int, df: dict[str, int], limit: int
+                     ) -> list[tuple[int, float]]:
+        """Earlier events sharing the rarest terms (those of ``df``, the event's
+        :meth:`frequencies`, held by at most ``RARE_DF`` earlier events), by summed idf of
+        what they share, best first (ties: the later event first)."""
+        score: dict[int, float] = defaultdict(float)
+        for term in sorted(df):
+            n = df[term]
+            if 0 < n <= RARE_DF:
+                weight = idf(n, before)
+                for eid in self._held(db, term)[:n]:
+                    score[eid] += weight
+        return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
+
+    def _held(self, db: apsw.Connection, term: str) -> array[int]:
+        ids = self._ids.get(term)
+        if ids is None:
+            ids = array("q", (int(r[0]) for r in db.execute(
+                "SELECT event_id FROM event_terms WHERE term = ? ORDER BY event_id LIMIT ?",
+                (term, DF_CAP))))
+            self._ids.put(term, ids)
+        self._touched.add(term)
+        return ids
 
 
 def backfill(db: apsw.Connection, batch: int = 2000) -> int:

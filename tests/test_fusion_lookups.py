@@ -1,4 +1,5 @@
-"""Fusion's in-memory timeline answers as the statements over ``events`` it replaces."""
+"""Fusion's in-memory lookups answer as the statements over SQLite they replace: the
+timeline (times of events) and the postings (the first events holding each term)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from memfuse_lite.fusion.model import DAY, EventView
+from memfuse_lite.fusion.terms import DF_CAP, RARE_DF, Postings, idf
 from memfuse_lite.fusion.timeline import PLAN_LOOKUP, UNSORTED_TAIL, Timeline
 from memfuse_lite.sources import profile_of
 from memfuse_lite.timeutil import epoch_of, to_iso
@@ -125,3 +127,61 @@ def test_a_batch_fused_again_replaces_what_the_timeline_held() -> None:
     at = T0 + 15 * DAY
     assert timeline.nearest(at, 65, 10) == nearest_by_sql(db, at, 65, 10)
     assert timeline.plans(65, at, at + 3 * DAY, at) == plans_by_sql(db, 65, at, at + 3 * DAY, at)
+
+
+def frequencies_by_sql(db: apsw.Connection, terms: list[str], before: int) -> dict[str, int]:
+    return {t: int(db.execute("SELECT count(*) FROM (SELECT 1 FROM event_terms WHERE term = ?"
+                              " AND event_id < ? LIMIT ?)", (t, before, DF_CAP)).fetchone()[0])
+            for t in sorted(set(terms))}
+
+
+def rare_by_sql(db: apsw.Connection, before: int, df: dict[str, int], limit: int
+                ) -> list[tuple[int, float]]:
+    score: dict[int, float] = {}
+    for term in sorted(df):
+        if 0 < df[term] <= RARE_DF:
+            for (eid,) in db.execute("SELECT event_id FROM event_terms WHERE term = ? AND"
+                                     " event_id < ? ORDER BY event_id", (term, before)):
+                score[eid] = score.get(eid, 0.0) + idf(df[term], before)
+    return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
+
+
+def event_words(rng: random.Random) -> list[str]:
+    """A few words of a Zipf-like vocabulary: some in most events, most in a few."""
+    return sorted({f"w{int(rng.paretovariate(0.8))}" for _ in range(rng.randrange(1, 8))})
+
+
+@pytest.mark.parametrize("capacity", [8, 100_000])
+def test_the_postings_count_and_match_terms_as_the_stored_terms_do(capacity: int) -> None:
+    """Online, after a rolled-back batch whose ids are given out again, and in a rebuild
+    (every event's terms already stored), with few terms held or all of them: document
+    frequencies and rare-word matches equal the counts over ``event_terms``."""
+    rng = random.Random(capacity)
+    db = apsw.Connection(":memory:")
+    db.execute("CREATE TABLE event_terms (term TEXT NOT NULL, event_id INTEGER NOT NULL,"
+               " PRIMARY KEY (term, event_id)) WITHOUT ROWID")
+    words = {i: event_words(rng) for i in range(1, 1201)}
+    postings = Postings(capacity)
+
+    def fuse(batch: range, held: Postings) -> None:
+        held.begin(batch[0])
+        for i in batch:
+            held.add(db, i, words[i])
+            df = held.frequencies(db, words[i], i)
+            assert df == frequencies_by_sql(db, words[i], i)
+            assert held.rare_matches(db, i, df, 20) == rare_by_sql(db, i, df, 20)
+
+    for first in range(1, 801, 50):
+        fuse(range(first, first + 50), postings)
+    db.execute("SAVEPOINT batch")
+    lost = {i: [f"x{rng.randrange(5)}", *event_words(rng)] for i in range(801, 851)}
+    postings.begin(801)
+    for i, terms in lost.items():
+        postings.add(db, i, terms)
+    assert postings.frequencies(db, ["x1"], 851) != {"x1": 0}
+    db.execute("ROLLBACK TO batch")
+    for first in range(801, 1201, 50):
+        fuse(range(first, first + 50), postings)
+    rebuilt = Postings(capacity)  # every event's terms stored, fused again from the first
+    for first in range(1, 1201, 50):
+        fuse(range(first, first + 50), rebuilt)
