@@ -73,6 +73,14 @@ def plans_by_sql(db: apsw.Connection, before: int, start: float, end: float,
             and not profile_of(source).records_moment]
 
 
+def within_by_sql(db: apsw.Connection, i: int, ts: float, when: float, window: float
+                  ) -> bool:
+    seen, start = db.execute("SELECT ts_epoch, event_start FROM events WHERE id = ?",
+                             (i,)).fetchone()
+    happens = seen if start is None else epoch_of(start)
+    return abs(seen - ts) <= window or abs(happens - when) <= window
+
+
 @pytest.mark.parametrize("rows", [300, 3 * UNSORTED_TAIL + 17])
 def test_the_timeline_answers_as_the_stored_events_do(rows: int) -> None:
     """Read at once, or followed batch by batch (its orders merged in as it grows), the
@@ -92,11 +100,13 @@ def test_the_timeline_answers_as_the_stored_events_do(rows: int) -> None:
                 assert timeline.nearest(at, before, 10) == nearest_by_sql(db, at, before, 10)
                 assert timeline.plans(before, at - DAY / 2, at + 3 * DAY, written_by=at) == \
                     plans_by_sql(db, before, at - DAY / 2, at + 3 * DAY, written_by=at)
-    ids = rng.sample(range(1, rows + 1), 40) + [rows + 5]
-    expected = {int(i): (float(ts), float(ts) if s is None else epoch_of(s))
-                for i, ts, s in db.execute("SELECT id, ts_epoch, event_start FROM events")
-                if i in ids}
-    assert whole.times(ids) == grown.times(ids) == expected
+    ids = [*rng.sample(range(1, rows + 1), 200), rows + 5]
+    for _ in range(20):
+        at, when, window = (T0 + rng.uniform(0, 30 * DAY), T0 + rng.uniform(0, 30 * DAY),
+                            rng.uniform(0.5, 3) * DAY)
+        expected = [i for i in ids if i <= rows and within_by_sql(db, i, at, when, window)]
+        assert whole.within(ids, at, when, window) == expected
+        assert grown.within(ids, at, when, window) == expected
 
 
 def test_a_batch_fused_again_replaces_what_the_timeline_held() -> None:
@@ -111,14 +121,15 @@ def test_a_batch_fused_again_replaces_what_the_timeline_held() -> None:
             for v in views(db, batch)]
     timeline.begin(db, lost)  # this batch's transaction rolls back
     at = lost[0].ts
-    assert timeline.times([1001])[1001] == (lost[0].ts, lost[0].start)
+    assert timeline.within([1001], lost[0].ts, lost[0].ts, 1.0) == [1001]
     assert timeline.nearest(at, 1801, 10) != nearest_by_sql(db, at, 1801, 10)
     assert timeline.plans(1801, at, at + 3 * DAY, at) != plans_by_sql(db, 1801, at,
                                                                        at + 3 * DAY, at)
     timeline.begin(db, views(db, batch))  # its ids, given out again
     assert len(timeline) == 1800
     stored_view = views(db, [1001])[0]
-    assert timeline.times([1001]) == {1001: (stored_view.ts, stored_view.when)}
+    assert timeline.within([1001], lost[0].ts, lost[0].ts, 1.0) == []
+    assert timeline.within([1001], stored_view.ts, stored_view.when, 1.0) == [1001]
     assert timeline.nearest(at, 1801, 10) == nearest_by_sql(db, at, 1801, 10)
     assert timeline.plans(1801, at, at + 3 * DAY, at) == plans_by_sql(db, 1801, at,
                                                                       at + 3 * DAY, at)

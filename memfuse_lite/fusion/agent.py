@@ -425,9 +425,7 @@ class FusionAgent:
     def _within(self, e: EventView, ids: Sequence[int], window: float) -> list[int]:
         """Those of the stored events ``ids`` recorded, or happening, within ``window``
         seconds of ``e`` (in the order given)."""
-        times = self.timeline.times(ids)
-        return [i for i in ids if i in times and (abs(times[i][0] - e.ts) <= window
-                                                  or abs(times[i][1] - e.when) <= window)]
+        return self.timeline.within(ids, e.ts, e.when, window)
 
     def _decide(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                 fused_of: dict[int, int], bands: Bands, out: FusionChange) -> int | None:

@@ -12,7 +12,7 @@ with its two orders (5 MB per 100k events).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import apsw
 import numpy as np
@@ -48,11 +48,11 @@ class _Order:
         """Positions of the first ``n`` rows whose value is from ``lo`` to ``hi``."""
         if n - self.upto > UNSORTED_TAIL:
             self._merge(column, n)
-        start = int(np.searchsorted(self.keys, lo, side="left"))
-        stop = int(np.searchsorted(self.keys, hi, side="right"))
+        found = self.rows[self.keys.searchsorted(lo, "left") : self.keys.searchsorted(hi, "right")]
+        if n == self.upto:
+            return found
         tail = column[self.upto : n]
-        return np.concatenate([self.rows[start:stop],
-                               self.upto + np.flatnonzero((tail >= lo) & (tail <= hi))])
+        return np.concatenate([found, self.upto + np.flatnonzero((tail >= lo) & (tail <= hi))])
 
     def _merge(self, column: np.ndarray, n: int) -> None:
         new = np.arange(self.upto, n)
@@ -120,18 +120,18 @@ class Timeline:
         self._source[self._n] = self._sources.setdefault(source, len(self._sources))
         self._n += 1
 
-    def times(self, ids: Iterable[int]) -> dict[int, tuple[float, float]]:
-        """(observation time, ``when``) of those of ``ids`` held."""
-        wanted = np.fromiter(ids, dtype=np.int64)
-        if not len(wanted) or not self._n:
-            return {}
+    def within(self, ids: Sequence[int], ts: float, when: float, window: float) -> list[int]:
+        """Those of ``ids`` held that were observed within ``window`` seconds of ``ts`` or
+        whose ``when`` is within it of ``when`` (in the order given)."""
+        if not ids or not self._n:
+            return []
+        wanted = np.fromiter(ids, dtype=np.int64, count=len(ids))
         held = self._ids[: self._n]
-        pos = np.minimum(np.searchsorted(held, wanted), self._n - 1)
-        pos = pos[held[pos] == wanted]
-        ts, start = self._ts[pos], self._start[pos]
-        when = np.where(np.isnan(start), ts, start)
-        return {int(i): (float(t), float(w)) for i, t, w in zip(
-            held[pos].tolist(), ts.tolist(), when.tolist(), strict=True)}
+        pos = np.minimum(held.searchsorted(wanted), self._n - 1)
+        seen, start = self._ts[pos], self._start[pos]
+        close = (np.abs(seen - ts) <= window) | (
+            np.abs(np.where(np.isnan(start), seen, start) - when) <= window)
+        return [int(i) for i in wanted[(held[pos] == wanted) & close].tolist()]
 
     def nearest(self, at: float, before: int, n: int) -> list[int]:
         """Up to ``n`` events with ids below ``before`` observed within a day of ``at``,
@@ -139,9 +139,13 @@ class Timeline:
         if n <= 0 or not self._n:
             return []
         pos = self._by_ts.between(self._ts, self._n, at - DAY, at + DAY)
-        pos = pos[self._ids[pos] < before]
-        order = np.lexsort((self._ids[pos], np.abs(self._ts[pos] - at)))[:n]
-        return [int(i) for i in self._ids[pos[order]].tolist()]
+        ids = self._ids[pos]
+        earlier = ids < before
+        ids, gap = ids[earlier], np.abs(self._ts[pos[earlier]] - at)
+        if len(gap) > n:  # the n closest and their ties, before ordering them
+            close = gap <= np.partition(gap, n - 1)[n - 1]
+            ids, gap = ids[close], gap[close]
+        return [int(i) for i in ids[np.lexsort((ids, gap))[:n]].tolist()]
 
     def plans(self, before: int, start: float, end: float, written_by: float) -> list[int]:
         """Plans among the latest :data:`PLAN_LOOKUP` events with ids below ``before`` whose
