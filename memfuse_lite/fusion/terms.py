@@ -67,7 +67,9 @@ def idf(df: int, before: int) -> float:
 
 
 TERMS_HELD = 65_536
-"""Terms whose first events :class:`Postings` keeps (the least recently asked go first)."""
+"""Terms whose first events :class:`Postings` keeps (the least recently asked go first).
+All terms held take 1.1 MB for the 3,906 terms of a 100k household memory and 1.5 MB for
+the 16,634 of 4,679 Chinese LifeBench records; this many, about 6 MB."""
 
 
 class Postings:
