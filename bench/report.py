@@ -21,6 +21,11 @@ def _machine(m: dict[str, Any]) -> str:
     return f"{m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}{commit}"
 
 
+def _heading(title: str, r: dict[str, Any]) -> list[str]:
+    """A section's title, then the command and machine behind its figures."""
+    return [f"### {title}", "", f"`{r['command'].strip()}` — {_machine(r['machine'])}", ""]
+
+
 def engine_section(name: str, r: dict[str, Any]) -> list[str]:
     corpus = {"generated": "generated household", "real": "LifeBench + LoCoMo text"}.get(
         r.get("corpus", "real"), "")
@@ -154,8 +159,7 @@ def quality_section(r: dict[str, Any]) -> list[str]:
 
 
 def fusion_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### Fusion quality: {r['dataset']} ({r['observations']} records)", "",
-             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+    lines = [*_heading(f"Fusion quality: {r['dataset']} ({r['observations']} records)", r),
              "B-cubed against the labelled episodes (LifeBench's `event_id`, the generated "
              "household's scenes; never ingested); evidence cohesion = mean share of a "
              "question's evidence records inside one fused memory. Each memfuse row rebuilds "
@@ -174,8 +178,7 @@ def fusion_section(r: dict[str, Any]) -> list[str]:
 
 
 def fusion_fit_section(r: dict[str, Any]) -> list[str]:
-    lines = ["### Learned fusion scorer, cross-validated", "",
-             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+    lines = [*_heading("Learned fusion scorer, cross-validated", r),
              "No fold is tested on episodes its model was fitted on. The person's EN and ZH "
              "records are translations of one year, so the year is cut at the median "
              "recording time: each half (both languages) is tested with a model fitted on "
@@ -205,8 +208,7 @@ def fusion_fit_section(r: dict[str, Any]) -> list[str]:
 
 
 def arbiter_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### LLM arbiter ({r['llm']}) on the band below the join probability", "",
-             f"`{r['command']}` — {_machine(r['machine'])}", "",
+    lines = [*_heading(f"LLM arbiter ({r['llm']}) on the band below the join probability", r),
              "Events whose most probable candidate lies in the band the arbiter is asked "
              "about; a seeded sample, each asked with that candidate, against the episode "
              "labels. Precision = share of its \"same episode\" answers that are right "
@@ -224,8 +226,7 @@ def arbiter_section(r: dict[str, Any]) -> list[str]:
 
 
 def memory_section(name: str, r: dict[str, Any]) -> list[str]:
-    lines = [f"### Resident memory per component: {r['events']:,} events", "",
-             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+    lines = [*_heading(f"Resident memory per component: {r['events']:,} events", r),
              "Each row is the resident set added by opening that component, in a fresh "
              "process, in this order (differences of `/proc/self/statm`, so native "
              "allocations count).", "",
@@ -345,8 +346,7 @@ def candidates_section(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def edges_section(r: dict[str, Any]) -> list[str]:
-    lines = ["### Causal and supersedes edges: generated household", "",
-             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+    lines = [*_heading("Causal and supersedes edges: generated household", r),
              "The memory's edges against the generator's ground-truth links, by event. "
              "\"episode order\" (each event → the member of its memory recorded before it that "
              "it matches best) is the naive reading; \"explicit cue\" edges come from \"because\", \"so\", 因为 ….", "",
@@ -365,8 +365,7 @@ def _or_dash(value: object) -> str:
 
 
 def ask_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### ask: {r['dataset']} ({r['questions']} questions)", "",
-             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+    lines = [*_heading(f"ask: {r['dataset']} ({r['questions']} questions)", r),
              "Citation precision = share of cited records that are gold evidence; recall = "
              "share of gold records cited. LLM answers kept = share whose cited records state "
              "what they say (the rest fall back to the extractive answer). Multiple choice beside its chance rate and the "
@@ -408,8 +407,7 @@ def ask_section(r: dict[str, Any]) -> list[str]:
 
 
 def timeexpr_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### Time expressions: {r['rows'][0]['parser']} parser", "",
-             f"`{r['command'].strip()}` — {_machine(r['machine'])}", "",
+    lines = [*_heading(f"Time expressions: {r['rows'][0]['parser']} parser", r),
              f"Hand-labelled phrases read at {r['reference_now']}: `obs` = the event time an "
              "observation names (to the minute), `question` = the range a question names "
              "(only ranges strong enough to filter count). The rules were fitted to the dev "

@@ -167,17 +167,17 @@ class FusionAgent:
         self.neighbours = neighbours
         self.arbiter = arbiter
         self.zone: deque[EventView] = deque(maxlen=cfg.zone_size)
-        # stored events' views and terms, kept between batches (see _read_once)
+        # stored events' views and terms, kept between batches (see _begin)
         self._recent_views: Recent[int, EventView] = Recent(cfg.recent_events)
         self._recent_terms: Recent[int, frozenset[str]] = Recent(cfg.recent_events)
         self._stored_views: ReadOnce[EventView] = ReadOnce(lambda ids: {})
         self._stored_terms: ReadOnce[frozenset[str]] = ReadOnce(lambda ids: {})
         self.timeline = Timeline()
+        """Every stored event's times (candidates around a moment, in the window, plans)."""
         self.postings = Postings()
         """The first events holding each term (document frequencies, rare-word matches)."""
-        """Every stored event's times (candidates around a moment, times of candidates)."""
         self._batch_terms: dict[int, frozenset[str]] = {}
-        """Terms of the events fused in this transaction so far (see _read_once)."""
+        """Terms of the events fused in this transaction so far (see _begin)."""
         self._terms_current = False
         """Whether the stored terms were made current (:meth:`_terms`, once per agent)."""
         if cfg.scorer == "learned" and model is None:
@@ -207,8 +207,7 @@ class FusionAgent:
     def fuse(self, db: apsw.Connection, events: Sequence[EventView]) -> FusionChange:
         """Assign each event to a fused memory and add edges; writes through ``db``."""
         out = FusionChange()
-        self._read_once(db, min((e.id for e in events), default=0))
-        self.timeline.begin(db, events)
+        self._begin(db, events)
         zone = deque(self.zone, maxlen=self.cfg.zone_size)
         batch = _Pending(events)
         assigned: dict[int, int] = {}
@@ -260,20 +259,23 @@ class FusionAgent:
               ) -> list[tuple[EventView, list[float]]]:
         """The learned scorer's candidates for ``e`` with their feature vectors, as fusion
         sees them (the fitting script reads them through this; stores ``e``'s terms)."""
-        self._read_once(db, e.id)
-        self.timeline.begin(db, [e])
+        self._begin(db, [e])
         terms, df = self._terms(db, e)
         candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size),
                                       _Pending(()), df)
         return list(zip(candidates, self._features(db, e, candidates, terms, df).tolist(),
                         strict=True))
 
-    def _read_once(self, db: apsw.Connection, first: int) -> None:
-        """Read stored candidates' views and terms through the recent ones from here on.
-        Stored events do not change while the memory is open, except when deleted or
-        renumbered (then :meth:`reset` runs); events from ``first`` on are this batch's,
-        whose ids a rolled-back transaction gives out again: those are never kept beyond
-        the batch (their terms, worked out as each is fused, are held until the next)."""
+    def _begin(self, db: apsw.Connection, events: Sequence[EventView]) -> None:
+        """Start fusing ``events`` (inserted, not committed): read stored candidates' views
+        and terms through the recent ones from here on, and bring the timeline and the
+        postings to what is stored below the first of them. Stored events do not change
+        while the memory is open, except when deleted or renumbered (then :meth:`reset`
+        runs); events from the first on are this batch's, whose ids a rolled-back
+        transaction gives out again: those are never kept beyond the batch (their terms,
+        worked out as each is fused, are held until the next)."""
+        first = min((e.id for e in events), default=0)
+
         def committed(i: int) -> bool:
             return i < first
 
@@ -283,6 +285,7 @@ class FusionAgent:
                                       memo=self._recent_terms)
         self._batch_terms = {}
         self.postings.begin(first)
+        self.timeline.begin(db, events)
 
     def _terms(self, db: apsw.Connection, e: EventView
                ) -> tuple[frozenset[str], dict[str, int]]:
