@@ -10,6 +10,7 @@ import pytest
 from memfuse_lite.config import IndexConfig
 from memfuse_lite.event import EventRecord
 from memfuse_lite.index import DENSE_BACKENDS, EVENT, FUSED, TEXT_BACKENDS, TextIndex
+from memfuse_lite.index.base import IndexFilter
 from memfuse_lite.text.tokens import tokenize, words
 
 from .conftest import FakeEmbedder
@@ -36,10 +37,11 @@ def open_index(kind: str, path: Path, emb: FakeEmbedder):
     return TEXT_BACKENDS[name](path, IndexConfig())
 
 
-def query(kind: str, index, emb: FakeEmbedder, text: str, viewer: str = "ana", k: int = 3):
+def query(kind: str, index, emb: FakeEmbedder, text: str, viewer: str = "ana", k: int = 3,
+          where: IndexFilter | None = None):
     if kind.startswith("dense"):
-        return index.search(emb.embed_query(text), viewer, k)
-    return index.search_events(text, viewer, k)
+        return index.search(emb.embed_query(text), viewer, k, where=where)
+    return index.search_events(text, viewer, k, where=where)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -163,14 +165,19 @@ def test_audience_is_filtered_inside_the_index(kind: str, tmp_path: Path) -> Non
     index.close()
 
 
-def test_each_search_sees_the_changes_made_since_the_last(kind: str, tmp_path: Path) -> None:
-    # a viewer's visibility is worked out once and kept between searches (dense): every
-    # addition, removal and reset must still show in the next search
+@pytest.mark.parametrize("where", [None, IndexFilter(observed_before=2.0e9)],
+                         ids=["unfiltered", "filtered"])
+def test_each_search_sees_the_changes_made_since_the_last(kind: str, where: IndexFilter | None,
+                                                          tmp_path: Path) -> None:
+    # a viewer's visibility, and what passes a filter, are worked out once and kept
+    # between searches (dense): every addition, removal and reset must still show in the
+    # next search under the same filter
     emb = FakeEmbedder()
     index = open_index(kind, tmp_path, emb)
 
     def found(viewer: str = "ana") -> set[int]:  # "dinner with grandma": 2, 101, 201, 301
-        return {i for i, _ in query(kind, index, emb, "dinner with grandma", viewer, k=20)}
+        return {i for i, _ in query(kind, index, emb, "dinner with grandma", viewer, k=20,
+                                    where=where)}
 
     index.add(rows(emb))
     assert 2 in found("ben")

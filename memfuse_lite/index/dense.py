@@ -56,6 +56,9 @@ HOUSEHOLD = -1
 NOBODY = -2
 PERSIST_SPACING = 20
 """Periodic saves wait at least this many times as long as the last save took."""
+PASSING_HELD = 4
+"""Filters whose passing events and points are kept for the next searches (the rewrites of
+one question search under one filter; each kept filter holds two bytes per event id)."""
 FILTER_ARRAYS = ("when", "ts", "user", "source", "aud", "live", "point")
 """The per-event arrays saved in ``dense.filters.npz`` (with the removed events and the
 text keys of the points)."""
@@ -106,6 +109,8 @@ class HnswIndex(DenseIndex):
         # viewer -> live events that viewer may see; emptied whenever an event is
         # described, removed or the arrays are replaced (:meth:`_changed`)
         self._seen: dict[str, np.ndarray] = {}
+        # (viewer, filter) -> events and points passing it, read-only; emptied with _seen
+        self._passing: dict[tuple[str, IndexFilter | None], tuple[np.ndarray, np.ndarray]] = {}
         self._load()
 
     def _new(self, capacity: int = 1024) -> hnswlib.Index:
@@ -222,6 +227,7 @@ class HnswIndex(DenseIndex):
     def _changed(self) -> None:
         """Forget the viewers' visibility masks (an event's liveness or audience changed)."""
         self._seen = {}
+        self._passing = {}
 
     def _reserve(self, top: int) -> None:
         """Room in the per-event arrays for ids below ``top``."""
@@ -384,6 +390,22 @@ class HnswIndex(DenseIndex):
                 mask &= _member(self._source, codes, low=-1, high=len(self._codes))
         return mask
 
+    def _passing_of(self, viewer: str, where: IndexFilter | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The events (:meth:`allowed`) and the points (:meth:`_points_of`) passing a
+        viewer's filter, read-only, kept for the next searches under the same filter
+        until an event changes."""
+        key = (viewer, where)
+        found = self._passing.get(key)
+        if found is None:
+            mask = self.allowed(viewer, where)
+            points = self._points_of(mask)  # (mask itself when no text repeats)
+            mask.flags.writeable = points.flags.writeable = False
+            if len(self._passing) >= PASSING_HELD:
+                del self._passing[next(iter(self._passing))]
+            found = self._passing[key] = (mask, points)
+        return found
+
     def _points_of(self, mask: np.ndarray) -> np.ndarray:
         """The points holding at least one event of ``mask``."""
         if not self._copies:
@@ -412,14 +434,13 @@ class HnswIndex(DenseIndex):
         The filter runs inside the HNSW search; when few events pass it, they are scored
         exactly instead (a filtered graph walk over a tiny subset wastes its time)."""
         with self._lock:
-            mask = self.allowed(viewer, where)
+            mask, points = self._passing_of(viewer, where)
             available = int(mask.sum())
             k = min(k, available)
             if k <= 0:
                 return []
             if available <= EXACT_LIMIT:
                 return self._exact(query, np.flatnonzero(mask), k)
-            points = self._points_of(mask)
             passing, total = int(points.sum()), self._live_points()
             want = min(k, passing)  # as many points hold at least k passing events
             passes = mask.__getitem__

@@ -158,15 +158,19 @@ class FusedRetriever:
             lists.append([(h.id, h.score) for h in self.engine.text.search(
                 query, viewer, depth, where=mine, kinds=(EVENT,))])
             weights += [self.cfg.author_weight] * 2
+        episodes = self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds
         for query, vec in zip(queries, vectors, strict=True):
             lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
+            if not episodes or graph is None:
+                lists.append([(h.id, h.score) for h in self.engine.text.search(
+                    query, viewer, depth, where=where, kinds=(EVENT,))])
+                continue
             # one BM25 ranking of events and episodes, split by kind
             found = self.engine.text.search(query, viewer, 2 * depth, where=where,
                                             kinds=(EVENT, FUSED))
             lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
-            if self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds and graph is not None:
-                lists.append(self._members_of_fused_hits(
-                    [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
+            lists.append(self._members_of_fused_hits(
+                [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
         weights += [1.0] * (len(lists) - len(weights))
         return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])
 
