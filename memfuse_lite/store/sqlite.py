@@ -44,7 +44,6 @@ def _audience_json(audience: Sequence[str] | None) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=1024)
 def _audience_load(text: str | None) -> tuple[str, ...] | None:
     """An audience column's value (a household has few distinct ones: each is parsed once;
     every search checks the audiences of hundreds of events)."""
