@@ -14,9 +14,15 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 
+PLAIN_DEPTH = 30
+"""How deep each ranking of the plain pipelines (bm25, dense, hybrid) is read before they
+are fused and cut to k: the paper's seed depth, independent of the fused pipeline's
+``seed_k`` so that these baselines stay what they were."""
+
+
 def _search(engine: Engine, req: Request, *, dense: bool, text: bool) -> Context:
     cfg = engine.config.retrieval
-    depth = max(req.k, cfg.seed_k)
+    depth = max(req.k, PLAIN_DEPTH)
     where = IndexFilter(observed_before=to_epoch(req.now)) if req.now is not None else None
     qvec = engine.embedder.embed_query(req.query) if dense else None
     with engine.lock:
