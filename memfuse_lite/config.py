@@ -163,7 +163,9 @@ class RetrievalConfig:
             raise ValueError(f"default_pipeline must be one of {', '.join(PIPELINES)}")
 
 
-PAPER_LAYOUT = {"seed_k": 30, "summaries_extra": False, "fused_doc_seeds": True,
+PAPER_SEED_K = 30
+"""The paper's seed depth (``seed_k``; the plain pipelines read their rankings this deep)."""
+PAPER_LAYOUT = {"seed_k": PAPER_SEED_K, "summaries_extra": False, "fused_doc_seeds": True,
                 "expansion_relevance": False}
 """RetrievalConfig values of the paper's seeds and context layout (for ablations)."""
 

@@ -95,7 +95,7 @@ def updates(a: EventView, b: EventView) -> bool:
 
 
 def pair_score(a: EventView, b: EventView, cfg: FusionConfig, *, cosine: bool = True,
-               times: float | None = None) -> tuple[float, float]:
+               known_time: float | None = None) -> tuple[float, float]:
     """(score, cosine) of event ``a`` against candidate ``b``.
 
     ``score = content * time_factor + w_complement * complementarity``, where content
@@ -103,11 +103,11 @@ def pair_score(a: EventView, b: EventView, cfg: FusionConfig, *, cosine: bool = 
     whole is scaled by ``name_conflict`` when both events name people or organisations
     and share none of them. Without ``cosine`` the score leaves the cosine out: what the
     pair model reads, since a cosine's scale differs between languages (it has the
-    candidate-relative cosine features instead). ``times``: their :func:`time_factor`,
+    candidate-relative cosine features instead). ``known_time``: their :func:`time_factor`,
     when the caller has it already.
     """
     cos = float(a.vec @ b.vec)
-    t = time_factor(a, b, cfg) if times is None else times
+    t = time_factor(a, b, cfg) if known_time is None else known_time
     if t <= 0:
         return 0.0, cos
     sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
@@ -339,7 +339,7 @@ class FusionAgent:
         if self.model is None or not learned:
             return [pair_score(e, c, self.cfg) for c in candidates]
         times = [time_factor(e, c, self.cfg) for c in candidates]
-        rules = [pair_score(e, c, self.cfg, cosine=False, times=t)
+        rules = [pair_score(e, c, self.cfg, cosine=False, known_time=t)
                  for c, t in zip(candidates, times, strict=True)]
         features = self._features(db, e, candidates, terms, df, rules)
         return [(p if c.source != e.source or t > 0 else 0.0, cos)

@@ -161,16 +161,16 @@ class FusedRetriever:
         episodes = self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds
         for query, vec in zip(queries, vectors, strict=True):
             lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
-            if not episodes or graph is None:
+            if episodes and graph is not None:
+                # one BM25 ranking of events and episodes, split by kind
+                found = self.engine.text.search(query, viewer, 2 * depth, where=where,
+                                                kinds=(EVENT, FUSED))
+                lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
+                lists.append(self._members_of_fused_hits(
+                    [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
+            else:
                 lists.append([(h.id, h.score) for h in self.engine.text.search(
                     query, viewer, depth, where=where, kinds=(EVENT,))])
-                continue
-            # one BM25 ranking of events and episodes, split by kind
-            found = self.engine.text.search(query, viewer, 2 * depth, where=where,
-                                            kinds=(EVENT, FUSED))
-            lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
-            lists.append(self._members_of_fused_hits(
-                [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
         weights += [1.0] * (len(lists) - len(weights))
         return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import PAPER_SEED_K
 from ..index.base import IndexFilter
 from ..records import Hit, can_see
 from ..timeutil import to_epoch
@@ -14,15 +15,10 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 
-PLAIN_DEPTH = 30
-"""How deep each ranking of the plain pipelines (bm25, dense, hybrid) is read before they
-are fused and cut to k: the paper's seed depth, independent of the fused pipeline's
-``seed_k`` so that these baselines stay what they were."""
-
-
 def _search(engine: Engine, req: Request, *, dense: bool, text: bool) -> Context:
     cfg = engine.config.retrieval
-    depth = max(req.k, PLAIN_DEPTH)
+    # the paper's depth, not the fused pipeline's seed_k: these are the baselines
+    depth = max(req.k, PAPER_SEED_K)
     where = IndexFilter(observed_before=to_epoch(req.now)) if req.now is not None else None
     qvec = engine.embedder.embed_query(req.query) if dense else None
     with engine.lock:
