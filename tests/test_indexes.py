@@ -282,23 +282,55 @@ def test_latin_words_inside_chinese_text_are_tokenised_as_anywhere_else() -> Non
 
 
 @pytest.mark.parametrize("name", list(TEXT_BACKENDS))
-def test_fused_documents_may_wait_for_the_batch_commit(name: str, tmp_path: Path) -> None:
-    """An ingested batch's fused-document changes are committed with its events: before
-    that, searches still see the previous documents."""
+def test_searches_see_every_change_however_commits_are_spaced(name: str,
+                                                              tmp_path: Path) -> None:
+    """Changes left uncommitted (a batch's fused documents, events between spaced commits)
+    show in the next search or count, and survive close and reopen."""
     emb = FakeEmbedder()
-    index: TextIndex = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    index: TextIndex = TEXT_BACKENDS[name](tmp_path, IndexConfig(text_commit_every_s=3600))
     first = rows(emb)
     index.add(first[:2])
     index.upsert_fused([(1, "dentist thursday", 1.0e9)])
     index.remove_fused([1], commit=False)
     index.upsert_fused([(2, "grandma dinner", 1.0e9)], commit=False)
-    assert index.fused_ids() == {1}, "nothing shows before the commit"
+    assert index.fused_ids() == {2}
     index.add(first[2:])
-    assert index.fused_ids() == {2} and index.event_count() == len(TEXTS)
+    assert index.event_count() == len(TEXTS)
+    assert {h.id for h in index.search("parcel", "ana", 5)} == {3}
     index.upsert_fused([(3, "parcel delivered", 1.0e9)], commit=False)
-    index.add([])  # a batch whose events all failed still commits its fused changes
+    index.add([])
     assert index.fused_ids() == {2, 3}
+    index.upsert_fused([(4, "dinner moved", 1.0e9)], commit=False)
     index.close()
+    again: TextIndex = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    assert again.rebuilt_reason is None and again.watermark == len(TEXTS)
+    assert again.fused_ids() == {2, 3, 4} and again.event_count() == len(TEXTS)
+    again.close()
+
+
+def test_text_index_commits_are_spaced_while_ingesting(tmp_path: Path) -> None:
+    """A stream of batches commits at most once per ``text_commit_every_s`` (the sidecar
+    records each commit's watermark); a search commits what is pending first."""
+    from memfuse_lite.index.base import read_sidecar
+
+    emb = FakeEmbedder()
+    index = TEXT_BACKENDS["tantivy"](tmp_path, IndexConfig(text_commit_every_s=3600))
+
+    def committed() -> int:
+        meta = read_sidecar(tmp_path / "sparse.json")
+        return 0 if meta is None else int(meta["watermark"])
+
+    index.add(rows(emb, start=1))
+    index.add(rows(emb, start=100))
+    assert committed() < 100, "the second batch came well within the interval"
+    assert {h.id for h in index.search("parcel", "ana", 5)} == {3, 102}
+    assert committed() == 100 + len(TEXTS) - 1
+    index.close()
+    every = TEXT_BACKENDS["tantivy"](tmp_path / "b", IndexConfig(text_commit_every_s=0))
+    every.add(rows(emb, start=1))
+    assert read_sidecar(tmp_path / "b" / "sparse.json")["watermark"] == len(TEXTS)
+    every.close()
+
 
 def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,7 @@ DENSE_BACKENDS: dict[str, DenseFactory] = {
     "hnsw": lambda path, dims, key, cfg: HnswIndex(path, dims=dims, model_key=key, cfg=cfg),
 }
 TEXT_BACKENDS: dict[str, TextFactory] = {
-    "tantivy": lambda path, cfg: TantivyIndex(path),
+    "tantivy": lambda path, cfg: TantivyIndex(path, commit_every_s=cfg.text_commit_every_s),
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -84,12 +85,16 @@ class TantivyIndex(TextIndex):
 
     name = "sparse"
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, commit_every_s: float = 1.0) -> None:
+        """``commit_every_s``: the shortest interval between commits while ingesting
+        (see :meth:`add`)."""
         self.dir = Path(directory) / "sparse"
         self.sidecar = Path(directory) / "sparse.json"
         self.schema = _schema()
+        self.commit_every_s = commit_every_s
         self._lock = threading.Lock()
-        self._pending = False  # writer changes left for the next add() to commit
+        self._pending = False  # writer changes not committed yet (see _searcher)
+        self._last_commit = time.monotonic()
         self.watermark = 0
         meta = read_sidecar(self.sidecar)
         reason = None
@@ -129,6 +134,7 @@ class TantivyIndex(TextIndex):
             self.writer.delete_all_documents()
             self.writer.commit()
             self.index.reload()
+            self._pending = False
             self.watermark = 0
             self._write_sidecar()
 
@@ -141,12 +147,16 @@ class TantivyIndex(TextIndex):
         return doc
 
     def add(self, rows: Sequence[EventRecord]) -> None:
-        """Add or replace event documents and commit (with any fused-document changes
-        left uncommitted: an ingested batch's text-index changes land in one commit)."""
+        """Add or replace event documents, with any fused-document changes left
+        uncommitted. They are committed once ``commit_every_s`` has passed since the last
+        commit, or before the next search, count or :meth:`persist`, whichever comes
+        first: a search never misses an added event, and a stream of small batches does
+        not pay a commit each (what a crash loses is caught up from SQLite, above the
+        watermark the last commit recorded)."""
         if not rows:
             if self._pending:
                 with self._lock:
-                    self._commit()
+                    self._commit(now=self._due())
             return
         with self._lock:
             for r in rows:
@@ -160,7 +170,10 @@ class TantivyIndex(TextIndex):
                 doc.add_text("source", r.source)
                 self.writer.add_document(doc)
             self.watermark = max(self.watermark, max(r.id for r in rows))
-            self._commit()
+            self._commit(now=self._due())
+
+    def _due(self) -> bool:
+        return time.monotonic() - self._last_commit >= self.commit_every_s
 
     def upsert_fused(self, docs: Sequence[tuple[int, str, float]], *,
                      commit: bool = True) -> None:
@@ -206,17 +219,27 @@ class TantivyIndex(TextIndex):
         self.writer.commit()
         self.index.reload()
         self._pending = False
+        self._last_commit = time.monotonic()
         self._write_sidecar()
+
+    def _searcher(self) -> tantivy.Searcher:
+        """A searcher over everything added (what is pending is committed first; call
+        with the lock held)."""
+        if self._pending:
+            self._commit()
+        return self.index.searcher()
 
     def _write_sidecar(self) -> None:
         write_sidecar(self.sidecar, {"format": FORMAT, "watermark": self.watermark,
-                                     "docs": len(self)})
+                                     "docs": int(self.index.searcher().num_docs)})
 
     def __len__(self) -> int:
-        return int(self.index.searcher().num_docs)
+        with self._lock:
+            return int(self._searcher().num_docs)
 
     def _ids(self, kind: DocKind) -> set[int]:
-        searcher = self.index.searcher()
+        with self._lock:
+            searcher = self._searcher()
         query = tantivy.Query.term_query(self.schema, "kind", kind)
         n = searcher.num_docs
         if n == 0:
@@ -235,8 +258,10 @@ class TantivyIndex(TextIndex):
     def event_count(self) -> int:
         """Event documents (fused-memory documents not counted)."""
         query = tantivy.Query.term_query(self.schema, "kind", EVENT)
+        with self._lock:
+            searcher = self._searcher()
         # tantivy-py's stubs lack SearchResult.count, which it has
-        return int(self.index.searcher().search(query, 1, count=True).count)  # type: ignore[attr-defined]
+        return int(searcher.search(query, 1, count=True).count)  # type: ignore[attr-defined]
 
     def search(self, text: str, viewer: str, k: int, where: IndexFilter | None = None,
                kinds: Sequence[DocKind] = (EVENT,)) -> list[TextHit]:
@@ -265,7 +290,7 @@ class TantivyIndex(TextIndex):
                     for f in self._filters(where)]
         query = tantivy.Query.boolean_query(clauses)
         with self._lock:
-            searcher = self.index.searcher()
+            searcher = self._searcher()
             res = searcher.search(query, k)
             found = _hits(searcher, [addr for _, addr in res.hits])
             return [TextHit(kind, doc_id, float(score))
@@ -289,13 +314,15 @@ class TantivyIndex(TextIndex):
         return out
 
     def persist(self) -> None:
-        """Commits happen per batch; only the sidecar needs writing."""
+        """Commit what is pending and record the watermark."""
         with self._lock:
-            self._write_sidecar()
+            if self._pending:
+                self._commit()
+            else:
+                self._write_sidecar()
 
     def close(self) -> None:
         """Commit and release the writer lock."""
         with self._lock:
-            self.writer.commit()
+            self._commit()
             self.writer.wait_merging_threads()
-            self._write_sidecar()
