@@ -250,6 +250,7 @@ class FusionAgent:
             zone.append(e)
             batch.add(e)
         fused_sql.insert_edges(db, out.edges)
+        self.postings.flush(db)
         for fid in sorted(out.touched - out.removed):
             text, start = refresh_summary(db, fid)
             out.fused_docs.append((fid, text, start))
@@ -264,6 +265,7 @@ class FusionAgent:
         terms, df = self._terms(db, e)
         candidates = self._candidates(db, e, deque(zone, maxlen=self.cfg.zone_size),
                                       _Pending(()), df)
+        self.postings.flush(db)
         return list(zip(candidates, self._features(db, e, candidates, terms, df).tolist(),
                         strict=True))
 

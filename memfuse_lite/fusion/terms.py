@@ -86,23 +86,28 @@ class Postings:
     def __init__(self, capacity: int = TERMS_HELD) -> None:
         self._ids: Recent[str, array[int]] = Recent(capacity)
         self._touched: set[str] = set()
+        self._unstored: list[tuple[str, int]] = []  # (term, event id) rows not written yet
 
     def clear(self) -> None:
         """Forget every term (stored terms changed: a forget, new terms made)."""
         self._ids.clear()
         self._touched.clear()
+        self._unstored.clear()
 
     def begin(self, first: int) -> None:
-        """Start a batch whose first event is ``first``."""
+        """Start a batch whose first event is ``first`` (rows a batch that did not finish
+        left unwritten are dropped with it)."""
         for term in self._touched:
             ids = self._ids.get(term)
             if ids is not None and ids and ids[-1] >= first:
                 del ids[bisect_left(ids, first):]
         self._touched.clear()
+        self._unstored.clear()
 
     def add(self, db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:
-        """Store an event's terms (idempotent) and count them from here on."""
-        store_terms(db, event_id, terms)
+        """Count an event's terms from here on; they are stored (idempotent) by
+        :meth:`flush`, or before ``event_terms`` is next read through ``db``."""
+        self._unstored += [(t, event_id) for t in sorted(terms)]
         for term in terms:
             ids = self._held(db, term)
             if len(ids) < DF_CAP and (not ids or ids[-1] < event_id):
@@ -127,9 +132,18 @@ class Postings:
                     score[eid] += weight
         return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]
 
+    def flush(self, db: apsw.Connection) -> None:
+        """Write the terms added since the last flush (one statement for a batch of
+        events instead of one per event)."""
+        if self._unstored:
+            db.executemany("INSERT OR IGNORE INTO event_terms (term, event_id) VALUES (?, ?)",
+                           self._unstored)
+            self._unstored.clear()
+
     def _held(self, db: apsw.Connection, term: str) -> array[int]:
         ids = self._ids.get(term)
         if ids is None:
+            self.flush(db)
             ids = array("q", (int(r[0]) for r in db.execute(
                 "SELECT event_id FROM event_terms WHERE term = ? ORDER BY event_id LIMIT ?",
                 (term, DF_CAP))))
