@@ -136,7 +136,8 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     Retrieval ranks what is about the question; this ranks what states what the
     question asks. A later report that replaced a record (``superseded_by``) comes just
     before it, when retrieved, whatever words the older one shares with the question
-    (the calendar entry names the restaurant, the message moving the dinner names both)."""
+    (the calendar entry names the restaurant, the message moving the dinner names both),
+    and the latest of look-alike reports before the older ones (:func:`_latest_first`)."""
     asked = _asked(question)
     if not asked or len(hits) < 2:
         return tuple(hits)
@@ -147,7 +148,45 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
              for rank, words_ in enumerate(held)]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
-    return _replacements_first([hits[i] for i in order])
+    return _latest_first(_replacements_first([hits[i] for i in order]),
+                         {h.event_id: w for h, w in zip(hits, held, strict=True)})
+
+
+LOOKALIKE = 0.6
+"""Share of their content words two records of one app must share to be reports of the
+same kind of happening (the flight delayed again, another payment for the party)."""
+
+
+def _lookalikes(a: Hit, b: Hit) -> bool:
+    """Whether ``a`` and ``b`` came from the same app and share :data:`LOOKALIKE` of the
+    content words of the wordier one."""
+    if not (a.provenance and b.provenance) or a.provenance[0].source != b.provenance[0].source:
+        return False
+    wa, wb = _said(a.text), _said(b.text)
+    return len(wa & wb) >= LOOKALIKE * max(len(wa), len(wb), 1)
+
+
+def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
+    """``hits`` in order, except that a later look-alike of a record (:func:`_lookalikes`)
+    that holds every question word it holds (``held``) moves to just before it, latest
+    first: of two "my flight is delayed, I now land in Chengdu" messages, the question
+    that names no day asks about the latest; one that names the older one's day keeps it
+    first (the later one does not hold that day)."""
+    out: list[Hit] = []
+    placed: set[int] = set()
+    for i, hit in enumerate(hits):
+        if hit.event_id in placed:
+            continue
+        later = [h for h in hits[i + 1:] if h.event_id not in placed
+                 and h.provenance and hit.provenance
+                 and h.provenance[0].ts > hit.provenance[0].ts
+                 and held[h.event_id] >= held[hit.event_id] and _lookalikes(hit, h)]
+        for h in sorted(later, key=lambda h: h.provenance[0].ts, reverse=True):
+            out.append(h)
+            placed.add(h.event_id)
+        out.append(hit)
+        placed.add(hit.event_id)
+    return tuple(out)
 
 
 def _replacements_first(hits: Sequence[Hit]) -> tuple[Hit, ...]:

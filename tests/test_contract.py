@@ -442,6 +442,26 @@ def test_a_report_that_replaced_a_record_comes_before_it_for_the_answer() -> Non
                          (plan, vet, moved))
     assert [h.event_id for h in ordered] == [3, 1, 2]
 
+def test_the_latest_of_look_alike_reports_comes_first_for_the_answer() -> None:
+    def hit(i: int, source: str, ts: str, text: str) -> Hit:
+        return Hit(event_id=i, score=1.0 - i / 10, text=text, via="seed",
+                   provenance=(Provenance(i, source, f"x{i}", "ben", "phone", ts),))
+
+    older = hit(1, "chat", "2025-01-11T07:50", "My flight is delayed, I now land in Chengdu "
+                "at 12:50 on Saturday 11 January")
+    newer = hit(2, "chat", "2025-02-04T07:50", "My flight is delayed, I now land in Chengdu "
+                "at 12:40 on Tuesday 4 February")
+    assert for_answer("When does Ben land in Chengdu?", (older, newer)) == (newer, older)
+    assert for_answer("When did Ben land in Chengdu on Saturday 11 January?",
+                      (older, newer)) == (older, newer), "the older one holds the day asked"
+    noted = hit(2, "note", "2025-02-04T07:50", newer.text)
+    assert for_answer("When does Ben land in Chengdu?", (older, noted)) == (older, noted), \
+        "another app's record is no look-alike report"
+    other = hit(2, "chat", "2025-02-04T07:50", "Landed in Chengdu, the hotel is lovely, "
+                "dinner at the hot pot place with Sara tonight")
+    assert for_answer("When does Ben land in Chengdu?", (older, other)) == (older, other)
+
+
 def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:
     meeting = Hit(event_id=1, score=1.0, text="家长会 周五 15:00 实验小学", via="seed",
                   provenance=(Provenance(1, "calendar", "c1", "ben", "laptop",
