@@ -157,21 +157,19 @@ LOOKALIKE = 0.6
 same kind of happening (the flight delayed again, another payment for the party)."""
 
 
-def _lookalikes(a: Hit, b: Hit) -> bool:
-    """Whether ``a`` and ``b`` came from the same app and share :data:`LOOKALIKE` of the
-    content words of the wordier one."""
-    if not (a.provenance and b.provenance) or a.provenance[0].source != b.provenance[0].source:
-        return False
-    wa, wb = _said(a.text), _said(b.text)
-    return len(wa & wb) >= LOOKALIKE * max(len(wa), len(wb), 1)
+def _lookalikes(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two records' content words ``a`` and ``b`` share :data:`LOOKALIKE` of the
+    wordier one's."""
+    return len(a & b) >= LOOKALIKE * max(len(a), len(b), 1)
 
 
 def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
-    """``hits`` in order, except that a later look-alike of a record (:func:`_lookalikes`)
-    that holds every question word it holds (``held``) moves to just before it, latest
-    first: of two "my flight is delayed, I now land in Chengdu" messages, the question
-    that names no day asks about the latest; one that names the older one's day keeps it
-    first (the later one does not hold that day)."""
+    """``hits`` in order, except that a later look-alike of a record (from the same app,
+    :func:`_lookalikes`) that holds every question word it holds (``held``) moves to just
+    before it, latest first: of two "my flight is delayed, I now land in Chengdu"
+    messages, the question that names no day asks about the latest; one that names the
+    older one's day keeps it first (the later one does not hold that day)."""
+    said = {h.event_id: _said(h.text) for h in hits}
     out: list[Hit] = []
     placed: set[int] = set()
     for i, hit in enumerate(hits):
@@ -179,8 +177,10 @@ def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple
             continue
         later = [h for h in hits[i + 1:] if h.event_id not in placed
                  and h.provenance and hit.provenance
+                 and h.provenance[0].source == hit.provenance[0].source
                  and h.provenance[0].ts > hit.provenance[0].ts
-                 and held[h.event_id] >= held[hit.event_id] and _lookalikes(hit, h)]
+                 and held[h.event_id] >= held[hit.event_id]
+                 and _lookalikes(said[hit.event_id], said[h.event_id])]
         for h in sorted(later, key=lambda h: h.provenance[0].ts, reverse=True):
             out.append(h)
             placed.add(h.event_id)

@@ -442,6 +442,7 @@ def test_a_report_that_replaced_a_record_comes_before_it_for_the_answer() -> Non
                          (plan, vet, moved))
     assert [h.event_id for h in ordered] == [3, 1, 2]
 
+
 def test_the_latest_of_look_alike_reports_comes_first_for_the_answer() -> None:
     def hit(i: int, source: str, ts: str, text: str) -> Hit:
         return Hit(event_id=i, score=1.0 - i / 10, text=text, via="seed",

@@ -42,10 +42,9 @@ def event_terms(text: str) -> frozenset[str]:
     return frozenset(stems(terms_of(text)))
 
 
-def store_terms(db: apsw.Connection, event_id: int, terms: Iterable[str]) -> None:
-    """Record an event's terms (idempotent)."""
-    db.executemany("INSERT OR IGNORE INTO event_terms (term, event_id) VALUES (?, ?)",
-                   [(t, event_id) for t in sorted(terms)])
+def store_terms(db: apsw.Connection, rows: Iterable[tuple[str, int]]) -> None:
+    """Record (term, event id) rows, one statement for all (idempotent)."""
+    db.executemany("INSERT OR IGNORE INTO event_terms (term, event_id) VALUES (?, ?)", rows)
 
 
 def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozenset[str]]:
@@ -136,8 +135,7 @@ class Postings:
         """Write the terms added since the last flush (one statement for a batch of
         events instead of one per event)."""
         if self._unstored:
-            db.executemany("INSERT OR IGNORE INTO event_terms (term, event_id) VALUES (?, ?)",
-                           self._unstored)
+            store_terms(db, self._unstored)
             self._unstored.clear()
 
     def _held(self, db: apsw.Connection, term: str) -> array[int]:
@@ -163,8 +161,7 @@ def backfill(db: apsw.Connection, batch: int = 2000) -> int:
             " event_terms WHERE event_id = events.id) ORDER BY id LIMIT ?", (last, batch))]
         if not rows:
             return done
-        for eid, text in rows:
-            store_terms(db, eid, event_terms(text))
+        store_terms(db, [(t, eid) for eid, text in rows for t in sorted(event_terms(text))])
         done += len(rows)
         last = rows[-1][0]
         log.info("stored the terms of %d events", done)
