@@ -22,6 +22,7 @@ from typing import Any
 
 from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.config import FusionConfig
+from memfuse_lite.fusion.graph import STATED_CAUSE
 
 from .common import write_result
 from .fusion_eval import records
@@ -53,7 +54,7 @@ def memory_edges(mem: MemFuse) -> dict[str, set[Link]]:
     with mem.engine.store.reading() as db:
         for kind, src, dst, reason in db.execute("SELECT kind, src, dst, reason FROM edges"):
             if kind == "causal":
-                kind = "causal (explicit cue)" if reason == "explicit cue" else \
+                kind = "causal (explicit cue)" if reason == STATED_CAUSE else \
                     "causal (episode order)"
             out[str(kind)].add((int(src), int(dst)))
     return out

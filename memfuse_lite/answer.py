@@ -23,8 +23,8 @@ from .llm.base import LLM, Usage
 from .prompts import answer as prompt
 from .records import FusedMemory, Hit, Provenance
 from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
-from .retrieve.planner import QUESTION_WORDS, keywords
-from .text.features import entities_of
+from .retrieve.planner import ASKS_WHY, QUESTION_WORDS, keywords
+from .text.features import entities_of, lookalikes
 from .text.tokens import words
 
 log = logging.getLogger("memfuse_lite.answer")
@@ -137,7 +137,8 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     question asks. A later report that replaced a record (``superseded_by``) comes just
     before it, when retrieved, whatever words the older one shares with the question
     (the calendar entry names the restaurant, the message moving the dinner names both),
-    and the latest of look-alike reports before the older ones (:func:`_latest_first`)."""
+    and the latest of look-alike reports before the older ones (:func:`_latest_first`).
+    For a question asking why, what a record names as its cause comes just after it."""
     asked = _asked(question)
     if not asked or len(hits) < 2:
         return tuple(hits)
@@ -148,24 +149,32 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
              for rank, words_ in enumerate(held)]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
-    return _latest_first(_replacements_first([hits[i] for i in order]),
-                         {h.event_id: w for h, w in zip(hits, held, strict=True)})
+    ordered = _latest_first(_replacements_first([hits[i] for i in order]),
+                            {h.event_id: w for h, w in zip(hits, held, strict=True)})
+    return _causes_after(ordered) if ASKS_WHY.search(question) else ordered
 
 
-LOOKALIKE = 0.6
-"""Share of their content words two records of one app must share to be reports of the
-same kind of happening (the flight delayed again, another payment for the party)."""
-
-
-def _lookalikes(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether two records' content words ``a`` and ``b`` share :data:`LOOKALIKE` of the
-    wordier one's."""
-    return len(a & b) >= LOOKALIKE * max(len(a), len(b), 1)
+def _causes_after(hits: Sequence[Hit]) -> tuple[Hit, ...]:
+    """``hits`` in order, except that what a record names as its cause (``caused_by``)
+    moves to just after it."""
+    at = {h.event_id: i for i, h in enumerate(hits)}
+    out: list[Hit] = []
+    placed: set[int] = set()
+    for hit in hits:
+        if hit.event_id in placed:
+            continue
+        out.append(hit)
+        placed.add(hit.event_id)
+        for cause in hit.caused_by:
+            if cause in at and cause not in placed:
+                out.append(hits[at[cause]])
+                placed.add(cause)
+    return tuple(out)
 
 
 def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
     """``hits`` in order, except that a later look-alike of a record (from the same app,
-    :func:`_lookalikes`) that holds every question word it holds (``held``) moves to just
+    :func:`~.text.features.lookalikes`) that holds every question word it holds (``held``) moves to just
     before it, latest first: of two "my flight is delayed, I now land in Chengdu"
     messages, the question that names no day asks about the latest; one that names the
     older one's day keeps it first (the later one does not hold that day)."""
@@ -180,7 +189,7 @@ def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple
                  and h.provenance[0].source == hit.provenance[0].source
                  and h.provenance[0].ts > hit.provenance[0].ts
                  and held[h.event_id] >= held[hit.event_id]
-                 and _lookalikes(said[hit.event_id], said[h.event_id])]
+                 and lookalikes(said[hit.event_id], said[h.event_id])]
         for h in sorted(later, key=lambda h: h.provenance[0].ts, reverse=True):
             out.append(h)
             placed.add(h.event_id)
@@ -443,8 +452,9 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     question that asks several things, those among the next best that hold a key word of
     the question the quoted ones do not and two they do (another part of the same
     happening: the calendar entry's time, the clinic's message with the address), one per
-    further part, at most :data:`EXTRACT_RECORDS`. None unless they hold at least half of
-    the question's key words."""
+    further part, at most :data:`EXTRACT_RECORDS`; for a question asking why, what the
+    best one names as its cause, when retrieved, comes second. None unless they hold at
+    least half of the question's key words."""
     words = set(keywords(question).split())
     current = [h for h in hits if not h.superseded_by] or list(hits)
     top = current[0]
@@ -458,6 +468,10 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
         if held - covered and len(held & covered) >= 2 and 2 * len(held) >= len(first):
             chosen.append(h)
             covered |= held
+    if ASKS_WHY.search(question):  # the answer to "why" is what the record names as cause
+        cause = next((h for h in hits if h.event_id in top.caused_by), None)
+        if cause is not None and all(c.event_id != cause.event_id for c in chosen):
+            chosen.insert(1, cause)
     if words and len(covered) < max(1, (len(words) + 1) // 2):
         return []
     return chosen

@@ -342,6 +342,9 @@ class Hit:
     superseded_by: tuple[int, ...] = ()
     via: str = "seed"
     """How the hit was found: ``seed`` (index search) or the graph edge kind followed."""
+    caused_by: tuple[int, ...] = ()
+    """The records this one names as its cause ("… because my flight is delayed") that
+    the viewer may see (fused pipelines)."""
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON form (see the CLI's query output)."""
@@ -354,6 +357,8 @@ class Hit:
         }
         if self.superseded_by:
             out["superseded_by"] = list(self.superseded_by)
+        if self.caused_by:
+            out["caused_by"] = list(self.caused_by)
         return out
 
 

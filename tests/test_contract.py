@@ -278,16 +278,20 @@ def test_agentic_stops_when_the_model_says_enough(open_memory, config: MemFuseCo
     assert llm.operations().count("agentic") == 2
 
 
-@pytest.mark.parametrize("pipeline", ["fused", "agentic"])
-def test_context_holds_k_events_besides_the_summaries(open_memory, pipeline: str) -> None:
-    mem = open_memory()
-
+def household(mem: MemFuse) -> MemFuse:
+    """``mem`` holding the dentist, trip and grandmother scenarios among 40 noise records."""
     async def run() -> None:
         await mem.ingest_many(list(observations(DENTIST + TRIP + GRANDMA)))
         await mem.flush()
 
     asyncio.run(run())
     ingest(mem, noise_rows(40))
+    return mem
+
+
+@pytest.mark.parametrize("pipeline", ["fused", "agentic"])
+def test_context_holds_k_events_besides_the_summaries(open_memory, pipeline: str) -> None:
+    mem = household(open_memory())
     result = mem.search("dentist appointment Dr. Lin", viewer="ana", pipeline=pipeline, k=20)
     assert result.fused, "fused summaries are in the context"
     assert len(result.hits) == 20, "and take none of the k event places"
@@ -461,6 +465,25 @@ def test_the_latest_of_look_alike_reports_comes_first_for_the_answer() -> None:
     other = hit(2, "chat", "2025-02-04T07:50", "Landed in Chengdu, the hotel is lovely, "
                 "dinner at the hot pot place with Sara tonight")
     assert for_answer("When does Ben land in Chengdu?", (older, other)) == (older, other)
+
+
+def test_asked_why_the_answer_quotes_what_the_record_names_as_its_cause(open_memory) -> None:
+    mem = household(open_memory())
+    now = datetime(2025, 4, 12, 9, 0)
+    result = mem.search("Why did Ben move the client meeting with Zhou Tao?", viewer="ben",
+                        now=now, pipeline="fused")
+    move = next(h for h in result.hits if "Moved the client meeting" in h.text)
+    notice = next(h for h in result.hits if h.text.startswith("Airline notice"))
+    assert move.caused_by == (notice.event_id,)
+    assert move.to_json()["caused_by"] == [notice.event_id]
+    answer = asyncio.run(mem.ask("Why did Ben move the client meeting with Zhou Tao?",
+                                 viewer="ben", now=now))
+    assert "Airline notice" in answer.text and "Moved the client meeting" in answer.text
+    cited = [c.event_id for c in answer.citations]
+    assert cited[:2] == [move.event_id, notice.event_id]
+    plain = asyncio.run(mem.ask("When was the client meeting with Zhou Tao moved to?",
+                                viewer="ben", now=now))
+    assert "Airline notice" not in plain.text, "only a question asking why quotes the cause"
 
 
 def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:

@@ -540,6 +540,39 @@ def test_the_order_edge_comes_from_the_member_the_event_matches_best() -> None:
     assert order == [(1, 3)]
 
 
+def test_the_stated_cause_is_the_latest_earlier_record_naming_it() -> None:
+    """"…, so I can't make dinner": the cause is the latest earlier record holding two
+    of the clause's key words, not the plan the message moves, not last week's message
+    alike, nor one recorded after it; "so far" states no cause."""
+    agent = FusionAgent(FusionConfig(scorer="rules"), lambda *_: [])
+    effect = view(5, "chat", "ana", "2025-01-19T08:50",
+                  "My flight is delayed, I now land in Singapore at 13:40. I moved the "
+                  "meeting with Lucas Martin to tomorrow, so I can't make dinner tonight")
+    plan = view(1, "calendar", "ana", "2025-01-15T09:00",
+                "Meeting with Lucas Martin in Singapore, Sunday 19 January 15:00")
+    last_week = view(2, "chat", "ana", "2025-01-12T08:20",
+                     "My flight is delayed, I now land in Chengdu at 14:20. I moved the "
+                     "meeting with Kenji Ito to tomorrow, so I can't make dinner tonight")
+    booking = view(3, "email", "ana", "2025-01-16T10:00",
+                   "Booking confirmed: flight CZ5502 to Singapore on Sunday 19 January")
+    notice = view(4, "push", "ana", "2025-01-19T08:30",
+                  "Flight CZ5502 is delayed by 2 hours due to a crew shortage")
+    later = view(6, "push", "ana", "2025-01-19T09:30", "Flight CZ5502 is delayed again")
+    everything = [plan, last_week, booking, notice, later]
+    assert agent._cause(effect, everything) == notice
+    assert agent._cause(effect, [plan, last_week, booking, later]) == booking
+    assert agent._cause(effect, [plan, last_week]) is None
+    sms = view(7, "sms", "mia", "2025-01-19T09:00",
+               "To Li Wei: sorry, tonight's dinner is off, Ana is stuck because the flight "
+               "was delayed")
+    own = view(8, "chat", "mia", "2025-01-19T08:55",
+               "My flight is delayed too, I land at 15:00")
+    assert agent._cause(sms, [effect, own]) == effect, "the person it names comes first"
+    water = view(9, "push", "ben", "2025-01-19T10:00", "Reminder: drink water (1850 ml so far)")
+    assert agent._cause(water, [view(10, "push", "ben", "2025-01-19T09:00",
+                                     "Reminder: drink water (900 ml so far)")]) is None
+
+
 def test_names_keep_apart_what_one_app_reports_alike(open_memory) -> None:
     """A memory whose names an event does not share is another happening when the memory
     holds a record of the event's own app (next week's meeting in the calendar); an event

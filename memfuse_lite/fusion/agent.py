@@ -27,7 +27,8 @@ from ..config import FusionConfig
 from ..once import ReadOnce, Recent
 from ..records import Edge
 from ..store import fused as fused_sql
-from ..text.features import cause_clause, entities_of, name_tokens
+from ..text.features import cause_clause, entities_of, lookalikes, name_tokens
+from .graph import STATED_CAUSE
 from .model import DAY, EventView, last_views, load_views
 from .pairs import NewEvent, PairModel, candidate_features, pair_features
 from .plans import (
@@ -219,18 +220,9 @@ class FusionAgent:
             fused_of = dict(assigned)
             fused_of.update(fused_sql.fused_of(
                 db, [c.id for c in candidates if c.id not in assigned]))
-            cause = self._cause(e, candidates)
-            # "X because Y": Y is another happening, linked causally, never fused with X
-            # (scored among all candidates: the learned features compare them)
-            kept, scores = [], []
-            for c, score in zip(candidates, self._scores(db, e, candidates, terms, df,
-                                                         bands.learned), strict=True):
-                if cause is None or fused_of.get(c.id) is None or (
-                        fused_of.get(c.id) != fused_of.get(cause.id)):
-                    kept.append(c)
-                    scores.append(score)
+            scores = self._scores(db, e, candidates, terms, df, bands.learned)
             scored = sorted((((score, cos), c) for (score, cos), c
-                             in zip(scores, kept, strict=True)),
+                             in zip(scores, candidates, strict=True)),
                             key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
             target = self._decide(e, scored, fused_of, bands, out)
             if target is not None and _another_of_its_kind(db, e, target, scored, fused_of):
@@ -245,7 +237,8 @@ class FusionAgent:
             out.members.append((e.id, target))
             fused_of[e.id] = target
             out.touched.add(target)
-            out.edges.extend(self._edges(e, scored, fused_of, target, cause))
+            out.edges.extend(self._edges(e, scored, fused_of, target,
+                                         self._cause(e, candidates)))
             out.edges.extend(self._supersedes(db, e, candidates, fused_of, target))
             zone.append(e)
             batch.add(e)
@@ -487,11 +480,11 @@ class FusionAgent:
         # the times they refer to; the reply follows the message it answers, not whatever
         # else the episode holds from in between): ``mates`` is in score order
         prev = next((c for _, c in mates if c.ts <= e.ts), None)
-        if prev is not None:
+        if cause is not None:
+            edges.append(Edge("causal", cause.id, e.id, 1.0, STATED_CAUSE))
+        if prev is not None and prev is not cause:  # one edge from a member, the stronger
             edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
                               "order within the episode"))
-        if cause is not None:
-            edges.append(Edge("causal", cause.id, e.id, 1.0, "explicit cue"))
         return edges
 
     def _supersedes(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
@@ -514,20 +507,34 @@ class FusionAgent:
 
     @staticmethod
     def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
+        """The record ``e`` names as its cause ("X, so …", "… because X"): the latest
+        candidate recorded before it that holds two of the cause clause's key words (the
+        one, if the clause has one), unless it is a plan ``e`` moves or cancels (what ``e``
+        changes, not why) or a look-alike report from ``e``'s own app (the same kind of
+        happening on another day). The latest, not the one sharing most: "my flight is
+        delayed, … so I can't make dinner" shares more words with last week's delay
+        message and with the meeting it moves than with the airline's notice of an hour
+        ago."""
         clause = cause_clause(e.text)
         if not clause:
             return None
         words = set(entities_of(clause))
         if not words:
             return None
-        best: tuple[int, float, EventView] | None = None
+        need = min(2, len(words))
+        own = event_terms(e.text)
+        said = set(entities_of(e.text)) | e.names
+        best: tuple[tuple[bool, float, int], EventView] | None = None
         for c in candidates:
-            if c.when > e.when + DAY:
+            key = (c.user != e.user and c.user.lower() in said, c.ts, c.id)
+            if (c.ts > e.ts or c.when > e.when + DAY or _changes_plan(e, c)
+                    or (best is not None and key < best[0])
+                    or len(words & (c.entities | set(entities_of(c.text)))) < need):
                 continue
-            shared = len(words & (c.entities | set(entities_of(c.text))))
-            if shared and (best is None or (shared, c.when) > (best[0], best[1])):
-                best = (shared, c.when, c)
-        return best[2] if best else None
+            if c.source == e.source and lookalikes(own, event_terms(c.text)):
+                continue
+            best = (key, c)
+        return best[1] if best else None
 
 
 class _Pending:

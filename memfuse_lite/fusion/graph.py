@@ -24,6 +24,9 @@ from ..store.sqlite import Store
 
 MEMBER = "member_of"
 """The kind under which :meth:`FusionGraph.counts` reports memberships."""
+STATED_CAUSE = "explicit cue"
+"""The reason of a causal edge from the record an event names as its cause ("… because
+my flight is delayed"); the other causal edges follow the order within an episode."""
 
 
 class FusionGraph:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..fusion.graph import FusionGraph
+from ..fusion.graph import STATED_CAUSE, FusionGraph
 from ..index.base import EVENT, FUSED, IndexFilter
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
@@ -19,7 +19,7 @@ from ..timeutil import parse_ts, to_epoch
 from .base import Context, Pipeline, Request
 from .expand import expand
 from .llm_planner import refine_plan
-from .planner import Constraint, Plan, plan_query
+from .planner import ASKS_WHY, Constraint, Plan, plan_query
 from .rrf import rrf
 
 if TYPE_CHECKING:
@@ -141,10 +141,14 @@ class FusedRetriever:
                                if cfg.expansion_relevance else None)
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
-            superseded = self._superseded(graph, list(found), viewer, now, access)
-            scored = _ranked(found, superseded, access(found), viewer)
+            superseded = self._incoming(graph, list(found), viewer, now, access)
+            causes = self._incoming(graph, list(found), viewer, now, access, "causal",
+                                    STATED_CAUSE)
+            # asked why, what a record names as its cause is part of the answer
+            scored = _ranked(found, superseded, causes if ASKS_WHY.search(question) else {},
+                             access(found), viewer)
             events.update(read(eid for _, eid, _ in scored[:k]))
-        return self._context(plan, scored, events, superseded, graph, viewer, k)
+        return self._context(plan, scored, events, superseded, causes, graph, viewer, k)
 
     def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
                where: IndexFilter | None,
@@ -215,13 +219,18 @@ class FusedRetriever:
         c = times[0]
         return lambda ids: {i for i, ev in read(ids).items() if _matches(ev, c)}
 
-    def _superseded(self, graph: FusionGraph | None, ids: list[int], viewer: str,
-                    now: datetime | None, access: Access) -> dict[int, tuple[int, ...]]:
+    def _incoming(self, graph: FusionGraph | None, ids: list[int], viewer: str,
+                    now: datetime | None, access: Access, kind: str = "supersedes",
+                    reason: str | None = None) -> dict[int, tuple[int, ...]]:
+        """The sources of each event's incoming ``kind`` edges (of ``reason``, if given)
+        that the viewer may see: the reports that replaced it, or what it names as its
+        cause."""
         if graph is None:
             return {}
         out: dict[int, tuple[int, ...]] = {}
         for eid in ids:
-            newer = [e.src for e in graph.edges_of(eid, ("supersedes",), "in")]
+            newer = [e.src for e in graph.edges_of(eid, (kind,), "in")
+                     if reason is None or e.reason == reason]
             if newer:
                 visible = self._visible(newer, viewer, now, access)
                 if visible:
@@ -230,7 +239,8 @@ class FusedRetriever:
 
     def _context(self, plan: Plan, scored: list[tuple[float, int, str]],
                  events: dict[int, AtomicEvent], superseded: dict[int, tuple[int, ...]],
-                 graph: FusionGraph | None, viewer: str, k: int) -> Context:
+                 causes: dict[int, tuple[int, ...]], graph: FusionGraph | None, viewer: str,
+                 k: int) -> Context:
         fused: list[FusedMemory] = []
         memory_of = graph.fused_of_many(eid for _, eid, _ in scored[:k]) \
             if graph is not None else {}
@@ -253,29 +263,35 @@ class FusedRetriever:
             Hit(event_id=eid, score=score, text=events[eid].text,
                 provenance=events[eid].provenance,
                 fused_id=memory_of.get(eid),
-                superseded_by=superseded.get(eid, ()), via=via)
+                superseded_by=superseded.get(eid, ()), via=via,
+                caused_by=causes.get(eid, ()))
             for score, eid, via in scored[:slots])
         return Context(hits, tuple(fused), plan)
 
 
 def _ranked(found: dict[int, tuple[float, str]], superseded: dict[int, tuple[int, ...]],
+            causes: dict[int, tuple[int, ...]],
             access: dict[int, tuple[tuple[str, ...] | None, float]], viewer: str
             ) -> list[tuple[float, int, str]]:
     """(score, id, how reached) of the events found that the viewer may see, best first.
     What replaced a report found ranks just above it: the current state first, the
-    out-of-date one (which a question may ask for) kept where it was found."""
-    replaced: dict[int, float] = {}
+    out-of-date one (which a question may ask for) kept where it was found; what a
+    record names as its cause ranks just below it, unless found higher."""
+    lifted: dict[int, float] = {}
     for eid, (score, _) in found.items():
         for newer in superseded.get(eid, ()):
             if newer in found:
-                replaced[newer] = max(replaced.get(newer, 0.0), score)
+                lifted[newer] = max(lifted.get(newer, 0.0), score)
+        for cause in causes.get(eid, ()):
+            if cause in found:
+                lifted[cause] = max(lifted.get(cause, 0.0), score * 0.999)
     scored = []
     for eid, (score, via) in found.items():
         row = access.get(eid)
         if row is None or not can_see(viewer, row[0]):
             continue
-        if eid in replaced:
-            score = max(score, replaced[eid] * 1.001)
+        if eid in lifted:  # (a replacement just above, a cause just below)
+            score = max(score, lifted[eid] * 1.001)
         scored.append((score, eid, via))
     scored.sort(key=lambda t: (-t[0], t[1]))
     return scored

@@ -28,6 +28,8 @@ SOURCE_WORDS: list[tuple[str, str, float]] = [
 ]
 WEAK_SOURCE = {"call": r"\bcall(?:ed|s)?\b|\brang\b|电话", "photo": r"\bphoto|picture|拍",
                "sms": r"\bmessage|text\b", "calendar": r"\bschedul|日程"}
+ASKS_WHY = re.compile(r"\b(?:why|how come|what caused|reason)\b|为什么|为何|原因|怎么会", re.I)
+"""A question that asks for a cause."""
 QUESTION_WORDS = frozenset("""what when where who whom whose which why how did does do is are was were
 will would could should can have has had the a an my me i of to in on at for about with from
 please tell remember recall 什么 什么时候 哪里 哪儿 谁 为什么 怎么 怎样 哪个 吗 呢 了 的 我 我的""".split())

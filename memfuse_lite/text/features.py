@@ -36,7 +36,8 @@ because since therefore moved cancelled canceled rescheduled postponed reminder 
 的 了 和 是 在 我 你 他 她 它 们 这 那 就 都 也 还 要 会 能 去 来 吗 呢 吧 啊 哦 嗯 有 没 不 很 一个 我们
 你们 他们 一下 什么 怎么 可以 已经 因为 所以 但是 然后 今天 明天 昨天 现在 时候""".split())
 
-CAUSE_BEFORE = re.compile(r"\b(so|therefore|thus|hence|which is why|that's why|as a result)\b"
+CAUSE_BEFORE = re.compile(r"[,;]\s*so\b(?!\s+(?:far|much|many|long)\b)"
+                          r"|\b(therefore|thus|hence|which is why|that's why|as a result)\b"
                           r"|所以|因此|于是|导致|结果", re.I)
 CAUSE_AFTER = re.compile(r"\b(because|since|due to|owing to|caused by|thanks to)\b"
                          r"|因为|由于", re.I)
@@ -152,6 +153,17 @@ def cause_clause(text: str) -> str | None:
     if m:
         return text[: m.start()][-300:]
     return None
+
+
+LOOKALIKE = 0.6
+"""Share of their content words two records of one app must share to be reports of the
+same kind of happening (the flight delayed again, another payment for the party)."""
+
+
+def lookalikes(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two records' content words ``a`` and ``b`` share :data:`LOOKALIKE` of the
+    wordier one's."""
+    return len(a & b) >= LOOKALIKE * max(len(a), len(b), 1)
 
 
 def terms_of(text: str) -> frozenset[str]:
