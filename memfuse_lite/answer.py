@@ -387,7 +387,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
                                          if j in cited and j not in rests))
             quoted = _quoted(question, hits)
-            if _stands(question, claim, cited, rests, len(quoted), by_id, choices is not None):
+            if _stands(question, claim, cited, rests, quoted, by_id, choices is not None):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
@@ -403,14 +403,18 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
 
 
 def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
-            parts: int, by_id: dict[int, Hit], multiple_choice: bool) -> bool:
+            quoted: Sequence[Hit], by_id: dict[int, Hit], multiple_choice: bool) -> bool:
     """Whether an LLM answer stands: ``claim`` (what it says) resting on the records
     ``rests`` among those it ``cited``, for a question the extractive answer quotes
-    ``parts`` records for."""
+    ``quoted`` for."""
     if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
         return False  # the records it cites do not state what it says
-    if len(rests) < parts:
+    if len(rests) < len(quoted):
         return False  # a question that asks several things: a part left unanswered
+    if quoted and rests:
+        words = set(keywords(question).split())
+        if max(len(_held(words, by_id[i])) for i in rests) < len(_held(words, quoted[0])):
+            return False  # resting on records less about the question than the best one
     if not multiple_choice and _ASKS_NUMBER.search(question) and not _NUMBER.search(claim):
         return False  # how many or what time, answered without a number
     if not multiple_choice and _ASKS_AMOUNT.search(question) and not _AMOUNT.search(claim):

@@ -168,6 +168,29 @@ def test_an_llm_answer_cites_only_the_records_it_rests_on(
     assert sorted(c.event_id for c in answer.citations) == sorted(ids.values())
 
 
+def test_an_llm_answer_resting_on_a_record_less_about_the_question_falls_back(
+        config: MemFuseConfig, embedder, tmp_path) -> None:
+    """"When does Ana land in Chengdu?": the calendar's meeting in Chengdu states its own
+    time, but the message about landing holds more of the question."""
+    seed = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+    ingest(seed, [("2025-02-01T08:20", "My flight is delayed, I now land in Chengdu at 14:00"),
+                  ("2025-01-28T09:00", "Meeting with Omar Aziz in Chengdu, Monday 15:00")])
+    seed.close()
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted")
+    for text, mode in (("Meeting", "fallback"), ("land", "llm")):
+        answer_text = "Monday 15:00" if text == "Meeting" else "At 14:00"
+        llm = ScriptedLLM(lambda op, prompt, text=text, said=answer_text: {
+            "answer": said, "known": True, "citations": cite(prompt, text)}
+            if op == "answer" else {})
+        mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
+        try:
+            answer = asyncio.run(mem.ask("When does Ana land in Chengdu?", viewer="ana"))
+        finally:
+            mem.close()
+        assert answer.mode == mode, text
+        assert "14:00" in answer.text
+
+
 def test_an_evidence_line_copied_into_the_answer_loses_its_header(
         config: MemFuseConfig, embedder, tmp_path) -> None:
     seed = MemFuse(tmp_path / "m", config=config, embedder=embedder)
