@@ -174,8 +174,8 @@ def _causes_after(hits: Sequence[Hit]) -> tuple[Hit, ...]:
 
 def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
     """``hits`` in order, except that a later look-alike of a record (from the same app,
-    :func:`~.text.features.lookalikes`) that holds every question word it holds (``held``) moves to just
-    before it, latest first: of two "my flight is delayed, I now land in Chengdu"
+    :func:`~.text.features.lookalikes`) that holds every question word it holds
+    (``held``) moves to just before it, latest first: of two "my flight is delayed, I now land in Chengdu"
     messages, the question that names no day asks about the latest; one that names the
     older one's day keeps it first (the later one does not hold that day)."""
     said = {h.event_id: _said(h.text) for h in hits}

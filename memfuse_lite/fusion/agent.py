@@ -511,10 +511,11 @@ class FusionAgent:
         candidate recorded before it that holds two of the cause clause's key words (the
         one, if the clause has one), unless it is a plan ``e`` moves or cancels (what ``e``
         changes, not why) or a look-alike report from ``e``'s own app (the same kind of
-        happening on another day). The latest, not the one sharing most: "my flight is
-        delayed, … so I can't make dinner" shares more words with last week's delay
-        message and with the meeting it moves than with the airline's notice of an hour
-        ago."""
+        happening on another day); a record by another person whom ``e`` names comes
+        before the others ("Ana is stuck because the flight was delayed"). The latest, not
+        the one sharing most: "my flight is delayed, … so I can't make dinner" shares more
+        words with last week's delay message and with the meeting it moves than with the
+        airline's notice of an hour ago."""
         clause = cause_clause(e.text)
         if not clause:
             return None
