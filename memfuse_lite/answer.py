@@ -409,12 +409,13 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
     ``quoted`` for."""
     if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
         return False  # the records it cites do not state what it says
+    if not quoted:
+        return False  # no record holds half of the question's key words: nothing to go on
     if len(rests) < len(quoted):
         return False  # a question that asks several things: a part left unanswered
-    if quoted and rests:
-        words = set(keywords(question).split())
-        if max(len(_held(words, by_id[i])) for i in rests) < len(_held(words, quoted[0])):
-            return False  # resting on records less about the question than the best one
+    words = set(keywords(question).split())
+    if max(len(_held(words, by_id[i])) for i in rests) < len(_held(words, quoted[0])):
+        return False  # resting on records less about the question than the best one
     if not multiple_choice and _ASKS_NUMBER.search(question) and not _NUMBER.search(claim):
         return False  # how many or what time, answered without a number
     if not multiple_choice and _ASKS_AMOUNT.search(question) and not _AMOUNT.search(claim):

@@ -110,6 +110,10 @@ def answering(value: dict[str, Any]) -> ScriptedLLM:
     ("What is my hamster called?", {"answer": "Your hamster is called Fluffy",
                                     "citations": ["FIRST"], "known": True}, "fallback",
      DONT_KNOW),
+    # the record holds fewer than half of the question's key words: nothing to go on,
+    # whatever it states
+    ("When is the dentist appointment with Dr. Patel at the Elm Road clinic?",
+     {"answer": "On Wednesday", "citations": ["FIRST"], "known": True}, "fallback", DONT_KNOW),
 ])
 def test_llm_answers_stand_only_on_the_records_they_cite(
         config: MemFuseConfig, embedder, tmp_path, question: str, value: dict[str, Any],
