@@ -543,7 +543,8 @@ def test_the_order_edge_comes_from_the_member_the_event_matches_best() -> None:
 def test_the_stated_cause_is_the_latest_earlier_record_naming_it() -> None:
     """"…, so I can't make dinner": the cause is the latest earlier record holding two
     of the clause's key words, not the plan the message moves, not last week's message
-    alike, nor one recorded after it; "so far" states no cause."""
+    alike, nor one recorded after it, and on the day the clause names if it names a past
+    one; "so far" states no cause."""
     agent = FusionAgent(FusionConfig(scorer="rules"), lambda *_: [])
     effect = view(5, "chat", "ana", "2025-01-19T08:50",
                   "My flight is delayed, I now land in Singapore at 13:40. I moved the "
@@ -568,6 +569,14 @@ def test_the_stated_cause_is_the_latest_earlier_record_naming_it() -> None:
     own = view(8, "chat", "mia", "2025-01-19T08:55",
                "My flight is delayed too, I land at 15:00")
     assert agent._cause(sms, [effect, own]) == effect, "the person it names comes first"
+    rain = view(11, "note", "ana", "2025-08-04T20:30",
+                "Exercise record, note on August 4th: due to the rain yesterday, I switched "
+                "to indoor exercise")
+    class_ = view(12, "push", "ana", "2025-08-03T09:55",
+                  "Fitness app: your indoor exercise class starts at 10:00")
+    skating = view(13, "push", "ana", "2025-08-04T18:15",
+                   "Fitness app: indoor exercise completed, 40 minutes of roller skating")
+    assert agent._cause(rain, [class_, skating]) == class_, "the day the clause names"
     water = view(9, "push", "ben", "2025-01-19T10:00", "Reminder: drink water (1850 ml so far)")
     assert agent._cause(water, [view(10, "push", "ben", "2025-01-19T09:00",
                                      "Reminder: drink water (900 ml so far)")]) is None

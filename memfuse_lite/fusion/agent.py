@@ -28,6 +28,8 @@ from ..once import ReadOnce, Recent
 from ..records import Edge
 from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, lookalikes, name_tokens
+from ..text.timeexpr import resolve_time
+from ..timeutil import to_epoch
 from .graph import STATED_CAUSE
 from .model import DAY, EventView, last_views, load_views
 from .pairs import NewEvent, PairModel, candidate_features, pair_features
@@ -511,7 +513,8 @@ class FusionAgent:
         candidate recorded before it that holds two of the cause clause's key words (the
         one, if the clause has one), unless it is a plan ``e`` moves or cancels (what ``e``
         changes, not why) or a look-alike report from ``e``'s own app (the same kind of
-        happening on another day); a record by another person whom ``e`` names comes
+        happening on another day), and on the day the clause places the cause, if it names
+        a past one ("due to the rain yesterday"); a record by another person whom ``e`` names comes
         before the others ("Ana is stuck because the flight was delayed"). The latest, not
         the one sharing most: "my flight is delayed, … so I can't make dinner" shares more
         words with last week's delay message and with the meeting it moves than with the
@@ -525,10 +528,15 @@ class FusionAgent:
         need = min(2, len(words))
         own = event_terms(e.text)
         said = set(entities_of(e.text)) | e.names
+        # a cause the clause places on a past day ("the rain yesterday") happened then
+        span = resolve_time(clause, datetime.fromtimestamp(e.ts, tz=UTC))
+        day = (to_epoch(span[0]), to_epoch(span[1]) + 1.0) if span else (0.0, 0.0)
+        past = span is not None and day[1] <= e.ts - e.ts % DAY
         best: tuple[tuple[bool, float, int], EventView] | None = None
         for c in candidates:
             key = (c.user != e.user and c.user.lower() in said, c.ts, c.id)
             if (c.ts > e.ts or c.when > e.when + DAY or _changes_plan(e, c)
+                    or (past and not day[0] <= c.when < day[1])
                     or (best is not None and key < best[0])
                     or len(words & (c.entities | set(entities_of(c.text)))) < need):
                 continue
