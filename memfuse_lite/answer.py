@@ -149,35 +149,21 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
              for rank, words_ in enumerate(held)]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
-    ordered = _latest_first(_replacements_first([hits[i] for i in order]),
+    ordered = _latest_first(_beside([hits[i] for i in order], lambda h: h.superseded_by,
+                                    after=False),
                             {h.event_id: w for h, w in zip(hits, held, strict=True)})
-    return _causes_after(ordered) if ASKS_WHY.search(question) else ordered
-
-
-def _causes_after(hits: Sequence[Hit]) -> tuple[Hit, ...]:
-    """``hits`` in order, except that what a record names as its cause (``caused_by``)
-    moves to just after it."""
-    at = {h.event_id: i for i, h in enumerate(hits)}
-    out: list[Hit] = []
-    placed: set[int] = set()
-    for hit in hits:
-        if hit.event_id in placed:
-            continue
-        out.append(hit)
-        placed.add(hit.event_id)
-        for cause in hit.caused_by:
-            if cause in at and cause not in placed:
-                out.append(hits[at[cause]])
-                placed.add(cause)
-    return tuple(out)
+    if ASKS_WHY.search(question):
+        return _beside(ordered, lambda h: h.caused_by, after=True)
+    return ordered
 
 
 def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
     """``hits`` in order, except that a later look-alike of a record (from the same app,
     :func:`~.text.features.lookalikes`) that holds every question word it holds
-    (``held``) moves to just before it, latest first: of two "my flight is delayed, I now land in Chengdu"
-    messages, the question that names no day asks about the latest; one that names the
-    older one's day keeps it first (the later one does not hold that day)."""
+    (``held``) moves to just before it, latest first: of two "my flight is delayed, I now
+    land in Chengdu" messages, the question that names no day asks about the latest; one
+    that names the older one's day keeps it first (the later one does not hold that
+    day)."""
     said = {h.event_id: _said(h.text) for h in hits}
     out: list[Hit] = []
     placed: set[int] = set()
@@ -198,21 +184,21 @@ def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple
     return tuple(out)
 
 
-def _replacements_first(hits: Sequence[Hit]) -> tuple[Hit, ...]:
-    """``hits`` in order, except that a record's later replacements among them move to
-    just before it."""
+def _beside(hits: Sequence[Hit], linked: Callable[[Hit], tuple[int, ...]], *,
+            after: bool) -> tuple[Hit, ...]:
+    """``hits`` in order, except that the records ``linked`` names for a record, when they
+    come later, move to just before it (``after``: just after it): a record's later
+    replacements (``superseded_by``) before it, what it names as its cause
+    (``caused_by``) after it."""
     at = {h.event_id: i for i, h in enumerate(hits)}
     out: list[Hit] = []
     placed: set[int] = set()
-    for i, hit in enumerate(hits):
+    for hit in hits:
         if hit.event_id in placed:
             continue
-        for newer in hit.superseded_by:
-            if at.get(newer, -1) > i and newer not in placed:
-                out.append(hits[at[newer]])
-                placed.add(newer)
-        out.append(hit)
-        placed.add(hit.event_id)
+        moved = [hits[at[j]] for j in linked(hit) if j in at and j not in placed]
+        placed.update([hit.event_id, *(h.event_id for h in moved)])
+        out += [hit, *moved] if after else [*moved, hit]
     return tuple(out)
 
 

@@ -513,9 +513,10 @@ class FusionAgent:
         candidate recorded before it that holds two of the cause clause's key words (the
         one, if the clause has one), unless it is a plan ``e`` moves or cancels (what ``e``
         changes, not why) or a look-alike report from ``e``'s own app (the same kind of
-        happening on another day), and on the day the clause places the cause, if it names
-        a past one ("due to the rain yesterday"); a record by another person whom ``e`` names comes
-        before the others ("Ana is stuck because the flight was delayed"). The latest, not
+        happening on another day), and on the day the clause places the cause, if it
+        names a past one ("due to the rain yesterday"); a record by another person whom
+        ``e`` names comes before the others ("Ana is stuck because the flight was
+        delayed"). The latest, not
         the one sharing most: "my flight is delayed, … so I can't make dinner" shares more
         words with last week's delay message and with the meeting it moves than with the
         airline's notice of an hour ago."""

@@ -142,11 +142,15 @@ class FusedRetriever:
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
             superseded = self._incoming(graph, list(found), viewer, now, access)
+            # asked why, what a record names as its cause is part of the answer and ranks
+            # with it; otherwise only the hits returned say what they name as cause
+            why = bool(ASKS_WHY.search(question))
             causes = self._incoming(graph, list(found), viewer, now, access, "causal",
-                                    STATED_CAUSE)
-            # asked why, what a record names as its cause is part of the answer
-            scored = _ranked(found, superseded, causes if ASKS_WHY.search(question) else {},
-                             access(found), viewer)
+                                    STATED_CAUSE) if why else {}
+            scored = _ranked(found, superseded, causes, access(found), viewer)
+            if not why:
+                causes = self._incoming(graph, [eid for _, eid, _ in scored[:k]], viewer,
+                                        now, access, "causal", STATED_CAUSE)
             events.update(read(eid for _, eid, _ in scored[:k]))
         return self._context(plan, scored, events, superseded, causes, graph, viewer, k)
 
@@ -220,8 +224,8 @@ class FusedRetriever:
         return lambda ids: {i for i, ev in read(ids).items() if _matches(ev, c)}
 
     def _incoming(self, graph: FusionGraph | None, ids: list[int], viewer: str,
-                    now: datetime | None, access: Access, kind: str = "supersedes",
-                    reason: str | None = None) -> dict[int, tuple[int, ...]]:
+                  now: datetime | None, access: Access, kind: str = "supersedes",
+                  reason: str | None = None) -> dict[int, tuple[int, ...]]:
         """The sources of each event's incoming ``kind`` edges (of ``reason``, if given)
         that the viewer may see: the reports that replaced it, or what it names as its
         cause."""
