@@ -18,6 +18,7 @@ import numpy as np
 
 from .config import ANSWER_EVIDENCE_TOKENS
 from .errors import LLMError
+from .fusion.model import DAY
 from .fusion.terms import terms_of
 from .llm.base import LLM, Usage
 from .prompts import answer as prompt
@@ -26,6 +27,7 @@ from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from .retrieve.planner import ASKS_WHY, QUESTION_WORDS, keywords
 from .text.features import entities_of, lookalikes
 from .text.tokens import words
+from .timeutil import epoch_of
 
 log = logging.getLogger("memfuse_lite.answer")
 Embed = Callable[[list[str]], np.ndarray]
@@ -428,6 +430,14 @@ EXTRACT_RECORDS = 3
 """Most records an extractive answer quotes."""
 EXTRACT_POOL = 8
 """How many of the best current records an extractive answer picks from."""
+ASKS_SEVERAL = re.compile(r"\b(?:each|every|list|what (?:items|things))\b|哪些|各", re.I)
+"""A question asking for every one of several like things ("… and what did each item
+cost?", "买了哪些东西"): each is its own record (three payments, by three people)."""
+SEVERAL_RECORDS = 6
+"""Most records an extractive answer quotes for such a question."""
+EPISODE_DAYS = 3.0
+"""How far apart, in days, the records of one happening are taken to be (the span fusion
+gathers an episode over, ``FusionConfig.window_days``)."""
 
 
 def _held(words: set[str], hit: Hit) -> frozenset[str]:
@@ -443,9 +453,10 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     question that asks several things, those among the next best that hold a key word of
     the question the quoted ones do not and two they do (another part of the same
     happening: the calendar entry's time, the clinic's message with the address), one per
-    further part, at most :data:`EXTRACT_RECORDS`; for a question asking why, what the
-    best one names as its cause, when retrieved, comes second. None unless they hold at
-    least half of the question's key words."""
+    further part, at most :data:`EXTRACT_RECORDS`; for a question asking for each of
+    several things, the best one's like records (:func:`_alike`); for a question asking
+    why, what the best one names as its cause, when retrieved, comes second. None unless
+    they hold at least half of the question's key words."""
     words = set(keywords(question).split())
     current = [h for h in hits if not h.superseded_by] or list(hits)
     top = current[0]
@@ -459,6 +470,9 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
         if held - covered and len(held & covered) >= 2 and 2 * len(held) >= len(first):
             chosen.append(h)
             covered |= held
+    if ASKS_SEVERAL.search(question):
+        alike = [h for h in current[1:] if h not in chosen and _alike(top, h, words, first)]
+        chosen += alike[: max(0, SEVERAL_RECORDS - len(chosen))]
     if ASKS_WHY.search(question):  # the answer to "why" is what the record names as cause
         cause = next((h for h in hits if h.event_id in top.caused_by), None)
         if cause is not None and all(c.event_id != cause.event_id for c in chosen):
@@ -466,6 +480,16 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     if words and len(covered) < max(1, (len(words) + 1) // 2):
         return []
     return chosen
+
+
+def _alike(top: Hit, hit: Hit, words: set[str], first: frozenset[str]) -> bool:
+    """Whether ``hit`` reports another of the things ``top`` reports: from the same app,
+    recorded within :data:`EPISODE_DAYS` of it, and holding all but one of the question's
+    key words ``top`` holds (``first``; two at least): the balloons, the cake and the
+    lanterns paid for Lucas's party, not the cake for Kenji's."""
+    a, b = top.provenance[0], hit.provenance[0]
+    return (a.source == b.source and abs(epoch_of(a.ts) - epoch_of(b.ts)) <= EPISODE_DAYS * DAY
+            and len(_held(words, hit) & first) >= max(2, len(first) - 1))
 
 
 def _extractive(question: str, hits: tuple[Hit, ...], chosen: list[Hit] | None = None

@@ -586,6 +586,34 @@ def test_an_extractive_answer_quotes_a_record_per_part_of_the_question() -> None
     assert whole.mode == "llm" and whole.cited == (1, 2), whole
 
 
+def test_an_extractive_answer_to_each_of_several_things_quotes_each_record() -> None:
+    def hit(eid: int, text: str, user: str, ts: str, source: str = "payment") -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", user, "phone",
+                                                     ts),))
+
+    hits = (hit(1, "Paid ¥297.58 for paper lanterns for Lucas Martin's party", "ana",
+                "2025-01-10T17:37:00"),
+            hit(2, "Lucas Martin's birthday party at home, Monday 13 January 18:00", "ben",
+                "2025-01-07T09:05:00", "calendar"),
+            hit(3, "Paid ¥93.57 for birthday cake for Kenji Ito's party", "ben",
+                "2025-01-09T17:36:00"),
+            hit(4, "Paid ¥37.78 for balloons for Lucas Martin's party", "mia",
+                "2025-01-09T17:33:00"),
+            hit(5, "Paid ¥12.00 for party hats for Lucas Martin's party", "mia",
+                "2024-12-01T17:00:00"),
+            hit(6, "Paid ¥127.64 for party hats for Lucas Martin's party", "ben",
+                "2025-01-08T17:36:00"))
+    each = compose("What did the household buy for Lucas Martin's party, and what did each "
+                   "item cost?", hits, (), None, None)
+    # the payments for this party, by whoever paid; not another guest's, nor one paid for
+    # a party weeks before
+    assert each.known and each.cited == (1, 4, 6), each
+    assert all(price in each.text for price in ("297.58", "37.78", "127.64"))
+    one = compose("What did the household pay for lanterns for Lucas Martin's party?", hits, (),
+                  None, None)
+    assert one.known and one.cited == (1,), one
+
+
 def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     def hit(eid: int, text: str, superseded_by: tuple[int, ...] = ()) -> Hit:
         return Hit(eid, 1.0 / eid, text, (Provenance(eid, "chat", f"x{eid}", "ana", "phone",
