@@ -160,12 +160,10 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
 
 
 def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
-    """``hits`` in order, except that a later look-alike of a record (from the same app,
-    :func:`~.text.features.lookalikes`) that holds every question word it holds
-    (``held``) moves to just before it, latest first: of two "my flight is delayed, I now
-    land in Chengdu" messages, the question that names no day asks about the latest; one
-    that names the older one's day keeps it first (the later one does not hold that
-    day)."""
+    """``hits`` in order, except that a later look-alike of a record (:func:`_newer_alike`)
+    moves to just before it, latest first: of two "my flight is delayed, I now land in
+    Chengdu" messages, the question that names no day asks about the latest; one that
+    names the older one's day keeps it first (the later one does not hold that day)."""
     said = {h.event_id: _said(h.text) for h in hits}
     out: list[Hit] = []
     placed: set[int] = set()
@@ -173,17 +171,26 @@ def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple
         if hit.event_id in placed:
             continue
         later = [h for h in hits[i + 1:] if h.event_id not in placed
-                 and h.provenance and hit.provenance
-                 and h.provenance[0].source == hit.provenance[0].source
-                 and h.provenance[0].ts > hit.provenance[0].ts
-                 and held[h.event_id] >= held[hit.event_id]
-                 and lookalikes(said[hit.event_id], said[h.event_id])]
+                 and _newer_alike(hit, h, held, said)]
         for h in sorted(later, key=lambda h: h.provenance[0].ts, reverse=True):
             out.append(h)
             placed.add(h.event_id)
         out.append(hit)
         placed.add(hit.event_id)
     return tuple(out)
+
+
+def _newer_alike(old: Hit, new: Hit, held: Mapping[int, frozenset[str]],
+                 said: Mapping[int, frozenset[str]]) -> bool:
+    """Whether ``new`` is a later look-alike report of ``old``: from the same app, recorded
+    later, sharing most of its content words (``said``,
+    :func:`~.text.features.lookalikes`) and holding every question word it holds
+    (``held``)."""
+    return (bool(new.provenance and old.provenance)
+            and new.provenance[0].source == old.provenance[0].source
+            and new.provenance[0].ts > old.provenance[0].ts
+            and held[new.event_id] >= held[old.event_id]
+            and lookalikes(said[old.event_id], said[new.event_id]))
 
 
 def _beside(hits: Sequence[Hit], linked: Callable[[Hit], tuple[int, ...]], *,
@@ -375,7 +382,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
                                          if j in cited and j not in rests))
             quoted = _quoted(question, hits)
-            if _stands(question, claim, cited, rests, quoted, by_id, choices is not None):
+            if _stands(question, claim, cited, rests, quoted, hits, choices is not None):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
@@ -391,10 +398,11 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
 
 
 def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
-            quoted: Sequence[Hit], by_id: dict[int, Hit], multiple_choice: bool) -> bool:
+            quoted: Sequence[Hit], hits: Sequence[Hit], multiple_choice: bool) -> bool:
     """Whether an LLM answer stands: ``claim`` (what it says) resting on the records
     ``rests`` among those it ``cited``, for a question the extractive answer quotes
-    ``quoted`` for."""
+    ``quoted`` for, over the records ``hits`` (in answer order)."""
+    by_id = {h.event_id: h for h in hits}
     if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
         return False  # the records it cites do not state what it says
     if not quoted:
@@ -410,8 +418,15 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
         return False  # a question about money answered with no amount (a date, a time)
     # resting on a report that a later one replaced, without citing that one, or saying
     # nothing that one says anew: an out-of-date state given as the current one
-    return not any(by_id[i].superseded_by and _stale(claim, by_id[i], by_id, cited)
-                   for i in rests)
+    if any(by_id[i].superseded_by and _stale(claim, by_id[i], by_id, cited) for i in rests):
+        return False
+    # resting on an older look-alike of a report the answer order puts first (last
+    # month's "your parcel from Peak Outdoor arrives today" for this week's)
+    asked = _asked(question)
+    held = {h.event_id: asked & _about(h) for h in hits}
+    said = {h.event_id: _said(h.text) for h in hits}
+    return not any(_newer_alike(by_id[i], h, held, said)
+                   for i in rests for h in hits if h.event_id not in rests)
 
 
 def _stale(claim: str, old: Hit, by_id: dict[int, Hit], cited: tuple[int, ...]) -> bool:

@@ -614,6 +614,26 @@ def test_an_extractive_answer_to_each_of_several_things_quotes_each_record() -> 
     assert one.known and one.cited == (1,), one
 
 
+def test_an_llm_answer_from_an_older_look_alike_report_does_not_stand() -> None:
+    def hit(eid: int, text: str, ts: str) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, "push", f"x{eid}", "ana", "phone",
+                                                     ts),))
+
+    hits = (hit(1, "SF Express: your parcel from Maple Home arrives today", "2025-02-21T08:10:00"),
+            hit(2, "DHL: your parcel from Maple Home arrives today", "2025-02-23T08:33:00"))
+    question = "Which courier brings Ana's parcel from Maple Home?"
+
+    def citing(answer: str, text: str) -> ScriptedLLM:
+        return ScriptedLLM(lambda op, prompt: {
+            "answer": answer, "citations": cite(prompt, text), "known": True})
+
+    # the question names no day: the latest of the look-alike reports is the one meant
+    old = compose(question, hits, (), None, citing("SF Express", "SF Express"))
+    assert old.mode == "fallback" and old.cited == (2,), old
+    latest = compose(question, hits, (), None, citing("DHL", "DHL:"))
+    assert latest.mode == "llm" and latest.cited == (2,), latest
+
+
 def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     def hit(eid: int, text: str, superseded_by: tuple[int, ...] = ()) -> Hit:
         return Hit(eid, 1.0 / eid, text, (Provenance(eid, "chat", f"x{eid}", "ana", "phone",
