@@ -387,7 +387,10 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
                     choice = _extractive_choice(choices, hits, embed)
-                return Draft(text, True, rests, completion.usage, choice, "llm")
+                # like the extractive answer, say what the report it rests on replaced
+                note, old = _replaces(by_id[rests[0]], hits)
+                return Draft(text + note, True, (*rests, *(i for i in old if i not in rests)),
+                             completion.usage, choice, "llm")
             # an answer that does not stand does not pick the letter either
             text, known, ids = _extractive(question, hits, quoted)
             return Draft(text, known, ids, completion.usage,
@@ -519,14 +522,19 @@ def _extractive(question: str, hits: tuple[Hit, ...], chosen: list[Hit] | None =
     for h in chosen:
         p = h.provenance[0]
         quotes.append(f"{p.source} from {p.user} ({p.ts[:16]}): {h.text.strip()}")
-    text = "According to " + "; ".join(quotes)
-    cited = [h.event_id for h in chosen]
-    replaced = [h for h in hits if top.event_id in h.superseded_by]
-    if replaced:
-        old = replaced[0]
-        text += f" — this replaces an earlier report: \"{old.text.strip()[:160]}\""
-        cited.append(old.event_id)
-    return text, True, tuple(cited)
+    note, old = _replaces(top, hits)
+    return "According to " + "; ".join(quotes) + note, True, (
+        *(h.event_id for h in chosen), *old)
+
+
+def _replaces(hit: Hit, hits: Sequence[Hit]) -> tuple[str, tuple[int, ...]]:
+    """What an answer resting on ``hit`` adds when ``hit`` replaced a retrieved report
+    (the plan before it moved): a note quoting that report, and its id to cite."""
+    replaced = [h for h in hits if hit.event_id in h.superseded_by]
+    if not replaced:
+        return "", ()
+    old = replaced[0]
+    return f" — this replaces an earlier report: \"{old.text.strip()[:160]}\"", (old.event_id,)
 
 
 def _extractive_choice(choices: Mapping[str, str] | None, hits: tuple[Hit, ...],

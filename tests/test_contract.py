@@ -664,6 +664,12 @@ def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     current = compose(question, (planned, moved), (), None,
                       citing("Trattoria Roma, not Cafe Soleil", "Wednesday", "Trattoria"))
     assert current.mode == "llm" and 2 in current.cited, current
+    # an answer from the report that moved the plan says, as the extractive one does,
+    # what it replaced, and cites that too
+    moved_only = compose(question, (moved, planned), (), None,
+                         citing("Trattoria Roma", "Trattoria"))
+    assert moved_only.mode == "llm" and moved_only.cited == (2, 1), moved_only
+    assert moved_only.text.startswith("Trattoria Roma — this replaces an earlier report")
 
 
 def test_an_llm_answer_without_a_number_does_not_answer_how_much() -> None:
