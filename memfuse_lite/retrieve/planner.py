@@ -1,8 +1,7 @@
 """The rule-based query planner: rewrites and constraints (time, user, contact, source).
 
 A constraint at confidence >= ``RetrievalConfig.constraint_min_confidence`` (0.6) filters
-inside the index queries; below it, it only boosts matching events (a named contact only
-adds a rewrite: :meth:`Plan.boosts`).
+inside the index queries; below it, it only boosts matching events.
 """
 
 from __future__ import annotations
@@ -59,13 +58,8 @@ class Plan:
         return tuple(c for c in self.constraints if c.confidence >= min_confidence)
 
     def boosts(self, min_confidence: float) -> tuple[Constraint, ...]:
-        """Constraints that only boost. A contact the question names is none: the name is
-        in every query already, and boosting the records that name the person again put
-        any of them (a year of messages with Zhang Wei) above the records of the
-        happening asked about (recall@20 without: LifeBench 0.583 → 0.591 EN, 0.557 →
-        0.567 ZH; the household 0.833 → 0.831, LoCoMo unchanged)."""
-        return tuple(c for c in self.constraints
-                     if c.confidence < min_confidence and c.kind != "contact")
+        """Constraints that only boost."""
+        return tuple(c for c in self.constraints if c.confidence < min_confidence)
 
 
 def keywords(question: str, drop: Sequence[str] = ()) -> str:
