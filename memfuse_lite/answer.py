@@ -489,7 +489,9 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
             chosen.append(h)
             covered |= held
     if ASKS_SEVERAL.search(question):
-        alike = [h for h in current[1:] if h not in chosen and _alike(top, h, words, first)]
+        have = {h.event_id for h in chosen}
+        alike = [h for h in current[1:]
+                 if h.event_id not in have and _alike(top, h, words, first)]
         chosen += alike[: max(0, SEVERAL_RECORDS - len(chosen))]
     if ASKS_WHY.search(question):  # the answer to "why" is what the record names as cause
         cause = next((h for h in hits if h.event_id in top.caused_by), None)

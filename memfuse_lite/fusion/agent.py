@@ -516,10 +516,9 @@ class FusionAgent:
         happening on another day), and on the day the clause places the cause, if it
         names a past one ("due to the rain yesterday"); a record by another person whom
         ``e`` names comes before the others ("Ana is stuck because the flight was
-        delayed"). The latest, not
-        the one sharing most: "my flight is delayed, … so I can't make dinner" shares more
-        words with last week's delay message and with the meeting it moves than with the
-        airline's notice of an hour ago."""
+        delayed"). The latest, not the one sharing most: "my flight is delayed, … so I
+        can't make dinner" shares more words with last week's delay message and with the
+        meeting it moves than with the airline's notice of an hour ago."""
         clause = cause_clause(e.text)
         if not clause:
             return None
@@ -531,13 +530,14 @@ class FusionAgent:
         said = set(entities_of(e.text)) | e.names
         # a cause the clause places on a past day ("the rain yesterday") happened then
         span = resolve_time(clause, datetime.fromtimestamp(e.ts, tz=UTC))
-        day = (to_epoch(span[0]), to_epoch(span[1]) + 1.0) if span else (0.0, 0.0)
-        past = span is not None and day[1] <= e.ts - e.ts % DAY
+        day = (to_epoch(span[0]), to_epoch(span[1]) + 1.0) if span else None
+        if day is not None and day[1] > e.ts - e.ts % DAY:
+            day = None  # today or later: no restriction
         best: tuple[tuple[bool, float, int], EventView] | None = None
         for c in candidates:
             key = (c.user != e.user and c.user.lower() in said, c.ts, c.id)
             if (c.ts > e.ts or c.when > e.when + DAY or _changes_plan(e, c)
-                    or (past and not day[0] <= c.when < day[1])
+                    or (day is not None and not day[0] <= c.when < day[1])
                     or (best is not None and key < best[0])
                     or len(words & (c.entities | set(entities_of(c.text)))) < need):
                 continue
