@@ -60,6 +60,8 @@ ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "fused-no-planner": ({"use_planner": False}, {}),
     "fused-no-expansion": ({"use_expansion": False}, {}),
     "fused-no-semantic-hops": ({"semantic_hops": 0}, {}),
+    # without the hop to the likely episode mates fusion kept in other memories
+    "fused-no-related-links": ({"use_related_links": False}, {}),
     "fused-paper-layout": (PAPER_LAYOUT, {}),
     "fused-fusion-off": ({}, {"enabled": False}),  # every event its own memory
     # a retrieved memory's members scaled by their cosine with the question, like what

@@ -131,7 +131,9 @@ class RetrievalConfig:
     hands over a memory's members). ``author_weight``: when the question names a user,
     the rest of the question is also searched among that user's own records (dense and
     BM25), those two rankings weighing this much each in the seeds' RRF (0: not searched;
-    people do not name themselves in what they write)."""
+    people do not name themselves in what they write). ``use_related_links``: a seed's
+    likely episode mates that fusion kept in other memories (``related`` edges, see
+    ``FusionConfig.link_probability``) enter as its memory's members do."""
 
     rrf_k: int = 60
     seed_k: int = 20
@@ -156,6 +158,7 @@ class RetrievalConfig:
     summaries_extra: bool = True
     fused_doc_seeds: bool = False
     member_relevance: bool = False
+    use_related_links: bool = True
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)
@@ -228,6 +231,12 @@ class FusionConfig:
     neighbour_ef: int = 64
     """HNSW search breadth for the ``neighbours`` nearest events (retrieval's is
     ``IndexConfig.hnsw_ef_search``): candidates need only be near, the pair model ranks them."""
+    link_probability: float = 0.1
+    """With the learned scorer: the (at most ``links_per_event``) most probable candidates
+    left outside the new event's memory that score at least this get a ``related`` edge
+    to it, weighted by that probability. Memories join only where precision allows; these
+    likely mates are what retrieval follows one hop further (``use_related_links``)."""
+    links_per_event: int = 2
     recent_events: int = 4096
     """Stored events whose fusion view (vector and text included) and terms are kept
     between batches: one batch's candidates are largely the next one's, and about three
@@ -238,6 +247,10 @@ class FusionConfig:
             raise ValueError("time_neighbours must be >= 0")
         if self.recent_events < 0:
             raise ValueError("recent_events must be >= 0")
+        if self.links_per_event < 0:
+            raise ValueError("links_per_event must be >= 0")
+        if not 0 <= self.link_probability <= 1:
+            raise ValueError("link_probability must lie between 0 and 1")
         for name in ("zone_size", "neighbours", "window_days", "max_members", "neighbour_ef"):
             _positive(name, getattr(self, name))
         if not 0 <= self.ambiguous_threshold <= self.join_threshold <= 1.5:

@@ -316,7 +316,8 @@ class FusedMemory:
     conflicts: tuple[str, ...] = ()
 
 
-EdgeKind = Literal["member_of", "causal", "semantic", "same_as", "conflicts_with", "supersedes"]
+EdgeKind = Literal["member_of", "causal", "semantic", "same_as", "conflicts_with", "supersedes",
+                   "related"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -381,6 +381,55 @@ def test_a_record_scoring_the_bridge_probability_with_two_memories_merges_them(
     assert any({"a", "c"} <= c or {"b", "c"} <= c for c in found)
 
 
+@pytest.mark.parametrize("links", [2, 0])
+def test_likely_mates_left_in_other_memories_are_related_for_retrieval(
+        tmp_path: Path, embedder, model_dir: Path, links: int) -> None:
+    """Where the pair model is not sure enough to join (here: never), the most probable
+    candidate still gets a ``related`` edge weighted by its probability, and retrieval's
+    expansion reaches it from a seed as it reaches a memory's members; improbable
+    candidates get none, and so does every candidate with ``links_per_event`` 0."""
+    from memfuse_lite.config import RetrievalConfig
+    from memfuse_lite.fusion.pairs import FEATURES, PairModel
+    from memfuse_lite.retrieve.expand import expand
+
+    weights = np.zeros(len(FEATURES))
+    weights[FEATURES.index("bias")] = -6.0
+    weights[FEATURES.index("rare_share")] = 30.0
+    model = tmp_path / "model.json"
+    model.write_text(PairModel(weights, 0.5, {}).to_json())
+    noise = [(f"n{i}", "note", "ben", "phone", f"2025-03-01T0{i}:00", text, {}, "household")
+             for i, text in enumerate(["bought milk", "rain tomorrow", "gym at six",
+                                       "call the plumber", "library book due",
+                                       "parking ticket", "new phone case", "dog walk done"])]
+    rows = [("a", "note", "ana", "phone", "2025-03-01T09:00", "the zephyrine invoice is paid",
+             {}, "household"),
+            ("c", "chat", "ana", "phone", "2025-03-01T11:00", "zephyrine and quillon sorted",
+             {}, "household")]
+    cfg = MemFuseConfig(model_dir=model_dir, fusion=FusionConfig(
+        scorer="learned", pair_model=str(model), join_probability=1.0,
+        links_per_event=links))
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder)
+    try:
+        ingest(mem, [*noise, *rows])
+        found = clusters(mem)
+        related = edges(mem, "related")
+        a, c = event_id(mem, "a"), event_id(mem, "c")
+        graph = mem.engine.graph
+        assert graph is not None
+        reached = {on: expand({c: 1.0}, graph, RetrievalConfig(use_related_links=on),
+                              visible=set)
+                   for on in (True, False)}
+    finally:
+        mem.close()
+    assert not any({"a", "c"} <= group for group in found), "not probable enough to join"
+    if not links:
+        assert not related and a not in reached[True]
+        return
+    assert related == {("a", "c")}, "the one probable mate"
+    assert reached[True][a] == (pytest.approx(RetrievalConfig().hop_decay), "related")
+    assert a not in reached[False]
+
+
 def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:
     import json
 

@@ -241,6 +241,8 @@ class FusionAgent:
             out.touched.add(target)
             out.edges.extend(self._edges(e, scored, fused_of, target,
                                          self._cause(e, candidates)))
+            if bands.learned:
+                out.edges.extend(self._related(e, scored, fused_of, target))
             out.edges.extend(self._supersedes(db, e, candidates, fused_of, target))
             zone.append(e)
             batch.add(e)
@@ -487,6 +489,23 @@ class FusionAgent:
         if prev is not None and prev is not cause:  # one edge from a member, the stronger
             edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
                               "order within the episode"))
+        return edges
+
+    def _related(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
+                 fused_of: dict[int, int], target: int) -> list[Edge]:
+        """``related`` edges to the most probable candidates that fusion left in other
+        memories (``scored``: the pair model's probabilities, best first): a memory joins
+        only where the pair model is sure enough to keep memories precise, and the likely
+        mates below that bar are still worth a hop at retrieval (the call log of the
+        evening a calendar entry names; the note that follows up on a message)."""
+        cfg = self.cfg
+        edges: list[Edge] = []
+        for (probability, _), c in scored:
+            if len(edges) >= cfg.links_per_event or probability < cfg.link_probability:
+                break
+            if fused_of.get(c.id) != target:
+                edges.append(Edge("related", c.id, e.id, round(probability, 4),
+                                  "likely the same episode"))
         return edges
 
     def _supersedes(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],

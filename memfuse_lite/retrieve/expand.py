@@ -1,10 +1,11 @@
 """Graph expansion from seed events over the causal fusion graph.
 
 Causal edges are followed up to ``causal_hops`` in both directions, semantic edges one
-hop (similarity >= ``semantic_min_cos``), fused-memory membership (siblings) and the
-report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
+hop (similarity >= ``semantic_min_cos``), fused-memory membership (siblings), the likely
+episode mates fusion kept in other memories (``related``, with ``use_related_links``) and
+the report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
 score by ``hop_decay``; ``relevance`` then scales what semantic and causal edges reach
-(and memory members, with ``member_relevance``). Nothing the viewer may not see is
+(and memory members and related events, with ``member_relevance``). Nothing the viewer may not see is
 entered, so expansion never crosses into another user's private records.
 """
 
@@ -45,6 +46,8 @@ def expand(
                     kind = "semantic"
                 elif edge.kind in ONE_HOP and hop == 1:
                     kind = edge.kind
+                elif edge.kind == "related" and hop == 1 and cfg.use_related_links:
+                    kind = "related"
                 else:
                     continue
                 if reached.get(other, (0.0, ""))[0] < decayed:
@@ -63,9 +66,11 @@ def expand(
             break
         allowed = visible(new)
         if relevance is not None:
-            # a memory's members enter as they are unless configured otherwise: a call
-            # log or a photo shares no word with the question, its memory is why it counts
-            scaled = [i for i in new if cfg.member_relevance or reached[i][1] != "member_of"]
+            # a memory's members (and likely mates) enter as they are unless configured
+            # otherwise: a call log or a photo shares no word with the question, its
+            # episode is why it counts
+            scaled = [i for i in new if cfg.member_relevance
+                      or reached[i][1] not in ("member_of", "related")]
             factor = relevance(scaled) if scaled else {}
             reached = {i: (s * factor[i], how) if i in factor else (s, how)
                        for i, (s, how) in reached.items()}
