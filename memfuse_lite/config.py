@@ -234,7 +234,8 @@ class FusionConfig:
     link_probability: float = 0.1
     """With the learned scorer: the (at most ``links_per_event``) most probable candidates
     left outside the new event's memory that score at least this get a ``related`` edge
-    to it, weighted by that probability. Memories join only where precision allows; these
+    to it, weighted by that probability (the pair model's, also where the rule score
+    decides the join: fewer than 5 candidates). Memories join only where precision allows; these
     likely mates are what retrieval follows one hop further (``use_related_links``)."""
     links_per_event: int = 2
     recent_events: int = 4096

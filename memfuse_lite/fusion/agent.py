@@ -222,10 +222,8 @@ class FusionAgent:
             fused_of = dict(assigned)
             fused_of.update(fused_sql.fused_of(
                 db, [c.id for c in candidates if c.id not in assigned]))
-            scores = self._scores(db, e, candidates, terms, df, bands.learned)
-            scored = sorted((((score, cos), c) for (score, cos), c
-                             in zip(scores, candidates, strict=True)),
-                            key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
+            scored = _best_first(self._scores(db, e, candidates, terms, df, bands.learned),
+                                 candidates)
             target = self._decide(e, scored, fused_of, bands, out)
             if target is not None and _another_of_its_kind(db, e, target, scored, fused_of):
                 target = None
@@ -241,8 +239,10 @@ class FusionAgent:
             out.touched.add(target)
             out.edges.extend(self._edges(e, scored, fused_of, target,
                                          self._cause(e, candidates)))
-            if bands.learned:
-                out.edges.extend(self._related(e, scored, fused_of, target))
+            if self.model is not None:
+                probable = scored if bands.learned else _best_first(
+                    self._scores(db, e, candidates, terms, df, learned=True), candidates)
+                out.edges.extend(self._related(e, probable, fused_of, target))
             out.edges.extend(self._supersedes(db, e, candidates, fused_of, target))
             zone.append(e)
             batch.add(e)
@@ -494,7 +494,8 @@ class FusionAgent:
     def _related(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                  fused_of: dict[int, int], target: int) -> list[Edge]:
         """``related`` edges to the most probable candidates that fusion left in other
-        memories (``scored``: the pair model's probabilities, best first): a memory joins
+        memories (``scored``: the pair model's probabilities, best first, also where the
+        rule score decided the join): a memory joins
         only where the pair model is sure enough to keep memories precise, and the likely
         mates below that bar are still worth a hop at retrieval (the call log of the
         evening a calendar entry names; the note that follows up on a message)."""
@@ -585,6 +586,13 @@ class _Pending:
             return []
         return list(zip(self.views, (self._vectors[: len(self.views)] @ vector).tolist(),
                         strict=True))
+
+
+def _best_first(scores: Sequence[tuple[float, float]], candidates: Sequence[EventView]
+                ) -> list[tuple[tuple[float, float], EventView]]:
+    """Candidates with their (score, cosine), highest score first (then cosine, then id)."""
+    return sorted(zip(scores, candidates, strict=True),
+                  key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
 
 
 def _changes_plan(e: EventView, c: EventView) -> bool:
