@@ -232,11 +232,12 @@ class FusionConfig:
     """HNSW search breadth for the ``neighbours`` nearest events (retrieval's is
     ``IndexConfig.hnsw_ef_search``): candidates need only be near, the pair model ranks them."""
     link_probability: float = 0.1
-    """With the learned scorer: the (at most ``links_per_event``) most probable candidates
-    left outside the new event's memory that score at least this get a ``related`` edge
-    to it, weighted by that probability (the pair model's, also where the rule score
-    decides the join: fewer than 5 candidates). Memories join only where precision allows; these
-    likely mates are what retrieval follows one hop further (``use_related_links``)."""
+    """With the learned scorer: the (at most ``links_per_event``; 0: none) most probable
+    candidates left outside the new event's memory that score at least this get a
+    ``related`` edge to it, weighted by that probability (the pair model's, also where
+    the rule score decides the join: fewer than 5 candidates). Memories join only where
+    precision allows; these likely mates are what retrieval follows one hop further
+    (``RetrievalConfig.use_related_links``)."""
     links_per_event: int = 2
     recent_events: int = 4096
     """Stored events whose fusion view (vector and text included) and terms are kept

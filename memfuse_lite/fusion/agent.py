@@ -239,7 +239,8 @@ class FusionAgent:
             out.touched.add(target)
             out.edges.extend(self._edges(e, scored, fused_of, target,
                                          self._cause(e, candidates)))
-            if self.model is not None:
+            if self.model is not None and self.cfg.links_per_event:
+                # where the rules decided the join, link by the pair model's probabilities
                 probable = scored if bands.learned else _best_first(
                     self._scores(db, e, candidates, terms, df, learned=True), candidates)
                 out.edges.extend(self._related(e, probable, fused_of, target))
@@ -494,8 +495,7 @@ class FusionAgent:
     def _related(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                  fused_of: dict[int, int], target: int) -> list[Edge]:
         """``related`` edges to the most probable candidates that fusion left in other
-        memories (``scored``: the pair model's probabilities, best first, also where the
-        rule score decided the join): a memory joins
+        memories (``scored``: the pair model's probabilities, best first): a memory joins
         only where the pair model is sure enough to keep memories precise, and the likely
         mates below that bar are still worth a hop at retrieval (the call log of the
         evening a calendar entry names; the note that follows up on a message)."""

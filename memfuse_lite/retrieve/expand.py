@@ -5,8 +5,8 @@ hop (similarity >= ``semantic_min_cos``), fused-memory membership (siblings), th
 episode mates fusion kept in other memories (``related``, with ``use_related_links``) and
 the report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
 score by ``hop_decay``; ``relevance`` then scales what semantic and causal edges reach
-(and memory members and related events, with ``member_relevance``). Nothing the viewer may not see is
-entered, so expansion never crosses into another user's private records.
+(and memory members and related events, with ``member_relevance``). Nothing the viewer
+may not see is entered, so expansion never crosses into another user's private records.
 """
 
 from __future__ import annotations
