@@ -634,6 +634,29 @@ def test_an_llm_answer_from_an_older_look_alike_report_does_not_stand() -> None:
     assert latest.mode == "llm" and latest.cited == (2,), latest
 
 
+def test_an_llm_answer_from_a_look_alike_below_the_best_record_does_not_stand() -> None:
+    def hit(eid: int, text: str, source: str, ts: str) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", "mia", "phone",
+                                                     ts),))
+
+    hits = (hit(1, "The clinic rang: my physiotherapy appointment is now Thursday 20 February "
+                   "17:30", "chat", "2025-02-12T11:26:00"),
+            hit(2, "Physiotherapy appointment – Dr. Haddad, Monday 17 February 15:30",
+                "calendar", "2025-02-10T09:00:00"))
+    question = "When is Mia's physiotherapy appointment now?"
+
+    def citing(answer: str, text: str) -> ScriptedLLM:
+        return ScriptedLLM(lambda op, prompt: {
+            "answer": answer, "citations": cite(prompt, text), "known": True})
+
+    # the other appointment states what the answer says and is as much about the question,
+    # but the answer order puts it below: the extractive answer stands instead
+    other = compose(question, hits, (), None, citing("Monday 17 February 15:30", "Monday"))
+    assert other.mode == "fallback" and other.cited == (1,), other
+    best = compose(question, hits, (), None, citing("Thursday 20 February 17:30", "Thursday"))
+    assert best.mode == "llm" and best.cited == (1,), best
+
+
 def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     def hit(eid: int, text: str, superseded_by: tuple[int, ...] = ()) -> Hit:
         return Hit(eid, 1.0 / eid, text, (Provenance(eid, "chat", f"x{eid}", "ana", "phone",
