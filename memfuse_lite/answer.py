@@ -81,6 +81,9 @@ class Draft:
 SUPPORT_SHARE = 0.5
 """Share of an LLM answer's content words that must occur in the records it cites."""
 _NUMBER = re.compile(r"\d+")
+_UNIT = re.compile(r"\d{1,2}:\d{2}|\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}")
+"""Clock times and dates, which an answer must quote whole: each of their numbers alone
+is in many a record ("15:00" from the "2月15日" of one and the ":00" of another)."""
 _ASKS_VALUE = re.compile(
     r"\b(?:when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|how (?:many|"
     r"much|long|often|old|far|late|early))\b|什么时候|何时|几点|几号|哪天|哪一天|哪年|几月|"
@@ -291,10 +294,22 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
             return False  # a record's time alone: the extractive answer quotes it with it
     if not numbers <= set(_NUMBER.findall(evidence)):
         return False
+    if not _units(answer) <= _units(evidence):
+        return False  # a time or date pieced together from the numbers of others
     if said and len(said & there) < SUPPORT_SHARE * len(said):
         return False
     asked = terms_of(question)  # the question's topic words (no question words, no times)
     return not asked or bool(asked & there)
+
+
+def _units(text: str) -> set[str]:
+    """The clock times and dates of a text as hour:minute and month-day ("09:30" is
+    "9:30"; "2025-02-15" and "2月15日" are both "2-15")."""
+    out = set()
+    for unit in _UNIT.findall(text):
+        n = [int(x) for x in _NUMBER.findall(unit)]
+        out.add(f"{n[0]}:{n[1]:02d}" if ":" in unit else f"{n[-2]}-{n[-1]}")
+    return out
 
 
 @dataclass(frozen=True, slots=True)

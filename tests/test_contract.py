@@ -524,6 +524,21 @@ def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:
         "the record's own time is when it was written"
 
 
+def test_a_time_or_date_pieced_together_from_two_records_is_not_supported() -> None:
+    def hit(i: int, text: str) -> Hit:
+        return Hit(event_id=i, score=1.0, text=text, via="seed", provenance=(
+            Provenance(i, "chat", f"c{i}", "ben", "phone", "2025-02-14T11:18:00"),))
+
+    moved = hit(1, "诊所来电了：我的宠物医生预约改到2月17日周一 16:00")
+    reminder = hit(2, "家庭日历提醒：Ben的宠物医生预约 2月15日周六 09:30")
+    question = "Ben的宠物医生预约是什么时候？"
+    # every number of "15:00" is in them ("2月15日", "16:00"), the time is in neither
+    assert not supported("2月15日周六 15:00", question, [moved, reminder])
+    assert supported("2月15日周六 09:30", question, [moved, reminder])
+    assert supported("2月17日 16:00", question, [moved])
+    assert not supported("2月16日 16:00", question, [moved]), "a day another record has not"
+
+
 def test_the_answer_prompt_reads_the_best_records_that_fit_its_budget() -> None:
     def hit(i: int, text: str, superseded_by: tuple[int, ...] = ()) -> Hit:
         return Hit(event_id=i, score=1.0, text=text, provenance=(), via="seed",
