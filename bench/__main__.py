@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "edges": ("bench.edges_eval", "causal and supersedes edges vs the generator's links"),
     "fusion-candidates": ("bench.fusion_candidates",
                           "fusion's candidate recall and ranking of true episode mates"),
+    "misses": ("bench.misses", "where the evidence left out of fused's context sits in the graph"),
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),

@@ -360,6 +360,25 @@ def edges_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def misses_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("Evidence left out of the fused context: where it sits", r),
+             f"Questions with two or more evidence records; each record missing from the top "
+             f"{r['k']} of `fused` placed against the question's evidence that was found "
+             "(\"no link\": in no memory or edge with it; \"same episode\": its labelled "
+             "episode is a found record's). Top sources in brackets.", "",
+             "| dataset | questions | all evidence in the top k | missing records | "
+             + " | ".join(r["rows"][0]["places"]) + " | edge kinds |",
+             "|---|---|---|---|" + "---|" * len(r["rows"][0]["places"]) + "---|"]
+    for row in r["rows"]:
+        cells = [f"{v['share']} ({', '.join(f'{s} {n}' for s, n in v['sources'].items())})"
+                 for v in row["places"].values()]
+        lines.append(f"| {row['dataset']} | {row['questions']} | "
+                     f"{row['all_evidence_in_top_k']} | {row['missing_records']} | "
+                     + " | ".join(cells) + " | "
+                     + ", ".join(f"{k} {n}" for k, n in row["edge_kinds"].items()) + " |")
+    return lines + [""]
+
+
 def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
@@ -595,6 +614,8 @@ def main(argv: list[str] | None = None) -> None:
     lines += candidates_section(results)
     if "edges-generated" in results:
         lines += edges_section(results["edges-generated"])
+    if "misses" in results:
+        lines += misses_section(results["misses"])
     for name, r in results.items():
         if name.startswith("quality-"):
             lines += quality_section(r)

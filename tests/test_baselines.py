@@ -33,3 +33,20 @@ def test_the_labelled_episodes_ceiling_keeps_fusions_member_cap() -> None:
     assert assign["sms:a"] == assign["note:b"] != assign["sms:c"], "the third record continues"
     assert len(set(assign.values())) == 4
     assert bcubed(assign, gold)["precision"] == 1.0
+
+
+def test_a_missing_evidence_record_is_placed_against_the_found_ones() -> None:
+    from bench.misses import place_of
+
+    event_of = {"sms:a": 1, "call:b": 2, "note:c": 3, "photo:d": 4, "push:e": 5}
+    memory_of = {1: 10, 2: 10, 3: 11, 4: 12, 5: 13}
+    edges = {(3, 1): {"related"}, (1, 3): {"related"}}
+    gold = {"sms:a": "e1", "call:b": "e1", "note:c": "e1", "photo:d": "e1", "push:e": "e2"}
+    def place(record: str, found: list[str]) -> tuple[str, set[str]]:
+        return place_of(record, found, event_of, memory_of, edges, gold)
+
+    assert place("call:b", []) == ("nothing found", set())
+    assert place("call:b", ["sms:a"]) == ("same memory", set())
+    assert place("note:c", ["sms:a"]) == ("edge", {"related"})
+    assert place("photo:d", ["sms:a"]) == ("no link, same episode", set())
+    assert place("push:e", ["sms:a"]) == ("no link, other episode", set())
