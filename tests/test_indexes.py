@@ -398,3 +398,16 @@ def test_a_filtered_walk_keeps_to_its_points_at_its_own_beam_width(tmp_path: Pat
     index.close()
     with pytest.raises(ValueError):
         IndexConfig(hnsw_ef_filtered=0)
+
+
+@pytest.mark.parametrize("name", list(TEXT_BACKENDS))
+def test_equal_scores_come_in_id_order_whatever_the_segments(name: str, tmp_path: Path) -> None:
+    emb = FakeEmbedder()
+    index = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    vec = emb.embed(["parcel delivered"])[0]
+    for i in range(12, 0, -1):  # the same text, added newest id first, a commit each
+        index.add([EventRecord(id=i, text="parcel delivered", audience=None, ts_epoch=1.0e9,
+                               embedding=vec, user="ana", source="sms", ts="")])
+        index.persist()
+    assert [i for i, _ in index.search_events("parcel", "ana", 3)] == [1, 2, 3]
+    index.close()

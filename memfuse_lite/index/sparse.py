@@ -33,6 +33,9 @@ from .base import (
 
 FORMAT = 8  # 6: English words stemmed; 7: kind and id read from a fast field; 8: jieba-rs
 HOUSEHOLD = "*"
+TIE_SLACK = 8
+"""Documents read beyond the k asked for (more while they tie with the k-th), so that of
+several with the k-th score the lowest ids are kept whatever order the segments are in."""
 _PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
 
 
@@ -291,10 +294,18 @@ class TantivyIndex(TextIndex):
         query = tantivy.Query.boolean_query(clauses)
         with self._lock:
             searcher = self._searcher()
-            res = searcher.search(query, k)
+            wanted = k + TIE_SLACK
+            while True:  # read past the k-th score, so that every tie with it is seen
+                res = searcher.search(query, wanted)
+                if len(res.hits) < wanted or res.hits[-1][0] < res.hits[k - 1][0]:
+                    break
+                wanted *= 2
             found = _hits(searcher, [addr for _, addr in res.hits])
-            return [TextHit(kind, doc_id, float(score))
-                    for (score, _), (kind, doc_id) in zip(res.hits, found, strict=True)]
+        hits = [TextHit(kind, doc_id, float(score))
+                for (score, _), (kind, doc_id) in zip(res.hits, found, strict=True)]
+        # equal scores (the same text recorded twice) in id order, not in the order of
+        # the segments, which a commit may list differently
+        return sorted(hits, key=lambda h: (-h.score, h.kind, h.id))[:k]
 
     def _filters(self, where: IndexFilter | None) -> list[tantivy.Query]:
         if where is None:
@@ -322,7 +333,9 @@ class TantivyIndex(TextIndex):
                 self._write_sidecar()
 
     def close(self) -> None:
-        """Commit and release the writer lock."""
+        """Commit what is pending and release the writer lock (a session that changed
+        nothing leaves the index's files as they were)."""
         with self._lock:
-            self._commit()
+            if self._pending:
+                self._commit()
             self.writer.wait_merging_threads()
