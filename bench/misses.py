@@ -24,6 +24,7 @@ from memfuse_lite.timeutil import parse_ts
 
 from .adapters import lifebench_questions
 from .common import write_result
+from .fusion_eval import records
 from .fusion_fit import DATASETS, dataset
 from .generate import SMALL, load
 from .quality import OUT
@@ -33,10 +34,9 @@ PLACES = ("nothing found", "same memory", "edge", "no link, same episode",
 
 
 def questions(name: str) -> list[dict[str, Any]]:
-    """The dataset's questions with two or more evidence records."""
-    pool = (load(SMALL, "questions.jsonl") if name == "generated"
+    """The dataset's questions."""
+    return (load(SMALL, "questions.jsonl") if name == "generated"
             else list(lifebench_questions(name.split("-")[1])))
-    return [q for q in pool if len(q["evidence"]) >= 2]
 
 
 def graph_of(mem: MemFuse) -> tuple[dict[str, int], dict[int, int], dict[tuple[int, int], set[str]]]:
@@ -44,15 +44,12 @@ def graph_of(mem: MemFuse) -> tuple[dict[str, int], dict[int, int], dict[tuple[i
     between two events (both directions)."""
     edges: dict[tuple[int, int], set[str]] = defaultdict(set)
     with mem.engine.store.reading() as db:
-        event_of = {f"{s}:{x}": int(e) for e, s, x in db.execute(
-            "SELECT es.event_id, o.source, o.external_id FROM event_sources es"
-            " JOIN observations o ON o.id = es.observation_id")}
         memory_of = {int(e): int(f) for e, f in db.execute(
             "SELECT event_id, fused_id FROM fused_members")}
         for kind, src, dst in db.execute("SELECT kind, src, dst FROM edges"):
             edges[(int(src), int(dst))].add(str(kind))
             edges[(int(dst), int(src))].add(str(kind))
-    return event_of, memory_of, edges
+    return {r: e for e, r in records(mem).items()}, memory_of, edges
 
 
 def place_of(record: str, found: list[str], event_of: dict[str, int],

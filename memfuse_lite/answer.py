@@ -428,10 +428,10 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
     if len(rests) < len(quoted):
         return False  # a question that asks several things: a part left unanswered
     words = set(keywords(question).split())
-    most = max(len(_held(words, by_id[i])) for i in rests)
-    if most < len(_held(words, quoted[0])):
+    most, best = max(len(_held(words, by_id[i])) for i in rests), len(_held(words, quoted[0]))
+    if most < best:
         return False  # resting on records less about the question than the best one
-    if most == len(_held(words, quoted[0])) and not {h.event_id for h in quoted} & set(rests):
+    if most == best and not {h.event_id for h in quoted} & set(rests):
         # resting only on others that are as much about it: a look-alike the answer order
         # puts below (another appointment with the same doctor), which a small model is
         # drawn to as readily as to the right one

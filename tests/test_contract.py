@@ -82,6 +82,12 @@ def cite(prompt: str, *texts: str) -> list[int]:
     return [int(next(line for line in lines if t in line)[1:].split("]")[0]) for t in texts]
 
 
+def citing(answer: str, text: str) -> ScriptedLLM:
+    """A fake answer LLM that answers ``answer`` citing the record holding ``text``."""
+    return ScriptedLLM(lambda op, prompt: {
+        "answer": answer, "citations": cite(prompt, text), "known": True})
+
+
 def answering(value: dict[str, Any]) -> ScriptedLLM:
     return ScriptedLLM(lambda op, prompt: value if op == "answer" else
                        {"sufficient": True, "follow_up": ""})
@@ -638,10 +644,6 @@ def test_an_llm_answer_from_an_older_look_alike_report_does_not_stand() -> None:
             hit(2, "DHL: your parcel from Maple Home arrives today", "2025-02-23T08:33:00"))
     question = "Which courier brings Ana's parcel from Maple Home?"
 
-    def citing(answer: str, text: str) -> ScriptedLLM:
-        return ScriptedLLM(lambda op, prompt: {
-            "answer": answer, "citations": cite(prompt, text), "known": True})
-
     # the question names no day: the latest of the look-alike reports is the one meant
     old = compose(question, hits, (), None, citing("SF Express", "SF Express"))
     assert old.mode == "fallback" and old.cited == (2,), old
@@ -659,10 +661,6 @@ def test_an_llm_answer_from_a_look_alike_below_the_best_record_does_not_stand() 
             hit(2, "Physiotherapy appointment – Dr. Haddad, Monday 17 February 15:30",
                 "calendar", "2025-02-10T09:00:00"))
     question = "When is Mia's physiotherapy appointment now?"
-
-    def citing(answer: str, text: str) -> ScriptedLLM:
-        return ScriptedLLM(lambda op, prompt: {
-            "answer": answer, "citations": cite(prompt, text), "known": True})
 
     # the other appointment states what the answer says and is as much about the question,
     # but the answer order puts it below: the extractive answer stands instead
