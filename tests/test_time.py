@@ -112,6 +112,35 @@ def test_more_question_ranges(question: str, start: str, end: str) -> None:
     assert (rng.start.date().isoformat(), rng.end.date().isoformat()) == (start, end)
 
 
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("What did I do from January 9th to 11th?", "2025-01-09", "2025-01-11"),
+        ("Who did I meet between Feb 3 and 5?", "2025-02-03", "2025-02-05"),
+        ("Which shops did I visit from the 9th to 11th January?", "2025-01-09", "2025-01-11"),
+        ("my chats on September 4th, September 7th and September 11th", "2024-09-04",
+         "2024-09-11"),
+        ("weight at the beginning of January and at the end of January", "2025-01-01",
+         "2025-01-31"),
+        ("1月9日至11日期间我做了什么", "2025-01-09", "2025-01-11"),
+        ("1月9-11日去了哪里", "2025-01-09", "2025-01-11"),
+        ("7月20日发现平台期后，到7月22日为止", "2024-07-20", "2024-07-22"),
+        ("Did Ana come on March 3 and 2 friends later?", "2025-03-03", "2025-03-03"),
+    ],
+)
+def test_a_question_naming_two_days_covers_the_days_between(question: str, start: str,
+                                                            end: str) -> None:
+    rng = find_time_range(question, datetime(2025, 3, 12))
+    assert rng is not None and rng.confidence >= 0.6
+    assert (rng.start.date().isoformat(), rng.end.date().isoformat()) == (start, end)
+
+
+def test_the_planner_drops_every_time_phrase_from_the_keywords() -> None:
+    plan = plan_query("weight at the beginning of January and at the end of January",
+                      datetime(2025, 3, 12))
+    assert "January" not in " ".join(plan.rewrites[1:]) and "weight" in plan.rewrites[1]
+
+
 @pytest.mark.parametrize("question", ["who organised the march?", "the march organisers",
                                       "What did April say?", "五月天的演唱会门票多少钱？"])
 def test_names_that_look_like_months_do_not_filter(question: str) -> None:

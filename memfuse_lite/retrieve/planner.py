@@ -81,7 +81,7 @@ def plan_query(question: str, now: datetime | None, *, users: Sequence[str] = ()
         if rng is not None:
             constraints.append(Constraint("time", (to_epoch(rng.start), to_epoch(rng.end)),
                                           rng.confidence, rng.phrase))
-            phrases.append(rng.phrase)
+            phrases.extend(rng.phrases)
     lowered = question.lower()
     for pattern, source, conf in SOURCE_WORDS:
         m = re.search(pattern, lowered)

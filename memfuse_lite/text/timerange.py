@@ -2,6 +2,11 @@
 "1月中旬", "去年夏天"), resolved against the moment the question is asked, with a
 confidence (the planner filters at >= 0.6; vaguer words such as "recently" only boost).
 
+A range between two days ("from January 9th to 11th", "1月9日至11日", "between 2025-01-09
+and 2025-01-11") is the days from the first to the second; a question naming several
+times of one kind ("on September 4th, September 7th and September 11th", "at the beginning
+of January ... at the end of January") covers them all, from the earliest to the latest.
+
 Questions look back: a month or date without a year is its latest occurrence up to now,
 "last Friday" / 上周五 is that day of the previous week, a bare "on Monday" / 周一 the latest
 Monday before today, "N weeks ago" the calendar week holding that day, "N months ago" that
@@ -30,6 +35,9 @@ class TimeRange:
     end: datetime
     confidence: float
     phrase: str
+    """The words that name the range (the first of them, if several)."""
+    phrases: tuple[str, ...] = ()
+    """All the words that name the range."""
 
 
 Days = tuple[date, date]
@@ -84,6 +92,15 @@ _RE_EN_YEAR = re.compile(r"\b(?:in|during|back in|since|of|for)\s+((?:19|20)\d\d
 _RE_ZH_YEAR = re.compile(r"((?:19|20)\d\d)年(?![0-9一二三四五六七八九十]{1,2}月)")
 _RE_SEASON = re.compile(r"\b(last|this)\s+(spring|summer|autumn|fall|winter)\b"
                         r"|(去年|今年)?(春天|夏天|秋天|冬天)", re.I)
+_TO = r"(?:-|–|—|~|to|through|until|till)"
+_RE_EN_DAY_AFTER = re.compile(  # "January 9th| to 11th", "Jan 9|-11", "between Jan 9| and 11"
+    rf"\s*({_TO}|and)\s*(?:the\s+)?(\d{{1,2}})"
+    rf"(?:(?:st|nd|rd|th)\b|(?=\s*(?:[,.;:?!)]|$)))", re.I)
+_RE_EN_DAY_BEFORE = re.compile(  # "from the 9th to| 11th January"
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s*{_TO}\s*(?:the\s+)?$", re.I)
+_RE_ZH_DAY_AFTER = re.compile(rf"\s*(?:-|–|—|~|至|到)\s*({_ZH_NUM})[日号號]")
+_RE_ZH_DAY_SPAN = re.compile(  # "1月9-11日"
+    rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月({_ZH_NUM})\s*(?:-|–|—|~|至|到)\s*({_ZH_NUM})[日号號]")
 _RE_EN_REL = re.compile(
     r"\b(the day before yesterday|yesterday|today|this morning|this afternoon|last night"
     r"|last week|this week|past week|last month|this month|earlier this month|last year"
@@ -92,9 +109,10 @@ _RE_ZH_REL = re.compile(r"(前天|昨天|昨晚|今天|今早|上上周|上周|�
                         r"|过去一周|过去的一周|最近一周|上个?月|这个月|本月|去年|今年|最近)")
 
 
-def _range(days: Days, confidence: float, phrase: str) -> TimeRange:
+def _range(days: Days, confidence: float, phrases: tuple[str, ...]) -> TimeRange:
     return TimeRange(datetime.combine(days[0], time(0, 0)),
-                     datetime.combine(days[1], time(23, 59, 59)), confidence, phrase)
+                     datetime.combine(days[1], time(23, 59, 59)), confidence, phrases[0],
+                     phrases)
 
 
 def _month(year: int, month: int, part: str = "") -> Days:
@@ -319,49 +337,98 @@ def _relative(word: str, today: date) -> tuple[Days, float] | None:
     return table.get(word)
 
 
-Matcher = Callable[[str, date], tuple[Days, float, str] | None]
+Found = tuple[Days, float, tuple[str, ...]]
+"""The days a matcher found, its confidence and the words that name them."""
+Matcher = Callable[[str, date], Found | None]
+
+
+def _hull(found: list[tuple[Days, str]], confidence: float) -> Found | None:
+    """From the earliest to the latest of the days found (None if none)."""
+    if not found:
+        return None
+    return ((min(d[0] for d, _ in found), max(d[1] for d, _ in found)), confidence,
+            tuple(dict.fromkeys(phrase for _, phrase in found)))
 
 
 def _by(rx: re.Pattern[str], resolve: Callable[[re.Match[str], date], Days | None],
         confidence: float) -> Matcher:
-    def match(text: str, today: date) -> tuple[Days, float, str] | None:
-        for m in rx.finditer(text):
-            days = resolve(m, today)
-            if days is not None:
-                return days, confidence, m.group(0)
-        return None
+    def match(text: str, today: date) -> Found | None:
+        return _hull([(days, m.group(0)) for m in rx.finditer(text)
+                      if (days := resolve(m, today)) is not None], confidence)
 
     return match
 
 
-def _zh_months(text: str, today: date) -> tuple[Days, float, str] | None:
-    for m in _RE_ZH_MONTH.finditer(text):
-        days = _zh_month(m, text, today)
-        if days is not None:
-            return days, 0.85, m.group(0)
-    return None
+def _later_day(first: date, day: int | None) -> date | None:
+    """Day ``day`` of ``first``'s month, if it comes after ``first``."""
+    if day is None or not first.day < day <= calendar.monthrange(first.year, first.month)[1]:
+        return None
+    return first.replace(day=day)
 
 
-def _holidays(text: str, today: date) -> tuple[Days, float, str] | None:
+def _date_range(rx: re.Pattern[str], m: re.Match[str], days: Days, text: str
+                ) -> tuple[Days, str]:
+    """A date stretched to the range it starts or ends ("January 9th to 11th",
+    "1月9日至11日", "the 9th to 11th January"), with the words naming it."""
+    start, end, first, last = days[0], days[1], m.start(), m.end()
+    if rx is _RE_ZH_DATE:
+        tail = _RE_ZH_DAY_AFTER.match(text, m.end())
+        upto = _later_day(start, zh_number(tail.group(1))) if tail else None
+    else:
+        tail = _RE_EN_DAY_AFTER.match(text, m.end())
+        upto = _later_day(start, int(tail.group(2))) if tail else None
+        if rx is _RE_EN_DATE and m.group(4):  # "11th January": a day before it may start it
+            head = _RE_EN_DAY_BEFORE.search(text, 0, m.start())
+            since = int(head.group(1)) if head else 0
+            if head and 0 < since < start.day:
+                start, first = start.replace(day=since), head.start()
+    if tail and upto is not None:
+        end, last = upto, tail.end()
+    return (start, end), text[first:last]
+
+
+def _dates(text: str, today: date) -> Found | None:
+    """The days named by date, ranges between two dates included."""
+    found: list[tuple[Days, str]] = []
+    for rx, resolve in ((_RE_ISO, _iso), (_RE_ZH_DATE, _zh_date), (_RE_EN_DATE, _en_date)):
+        for m in rx.finditer(text):
+            days = resolve(m, today)
+            if days is not None:
+                found.append(_date_range(rx, m, days, text))
+    for m in _RE_ZH_DAY_SPAN.finditer(text):  # "1月9-11日"
+        month = zh_number(m.group(2)) or 0
+        begin = _day(_zh_year(m.group(1), today) or _latest_year(month, today), month,
+                     zh_number(m.group(3)) or 0)
+        upto = _later_day(begin[0], zh_number(m.group(4))) if begin else None
+        if begin and upto:
+            found.append(((begin[0], upto), m.group(0)))
+    return _hull(found, 0.9)
+
+
+def _zh_months(text: str, today: date) -> Found | None:
+    return _hull([(days, m.group(0)) for m in _RE_ZH_MONTH.finditer(text)
+                  if (days := _zh_month(m, text, today)) is not None], 0.85)
+
+
+def _holidays(text: str, today: date) -> Found | None:
     found = _holiday(HOLIDAYS_EN, text, today, True) or _holiday(HOLIDAYS_ZH, text, today,
                                                                  False)
-    return None if found is None else (found[0], 0.85, found[1])
+    return None if found is None else (found[0], 0.85, (found[1],))
 
 
-def _relatives(text: str, today: date) -> tuple[Days, float, str] | None:
+def _relatives(text: str, today: date) -> Found | None:
     for rx in (_RE_ZH_REL, _RE_EN_REL):
         m = rx.search(text)
         if m:
             found = _relative(m.group(0).lower(), today)
             if found is not None:
-                return found[0], found[1], m.group(0)
+                return found[0], found[1], (m.group(0),)
     return None
 
 
 # Most specific first: a day beats a week, a week beats a month, a month beats a year.
 MATCHERS: list[Matcher] = [
-    _by(_RE_ISO, _iso, 0.9), _by(_RE_ZH_DATE, _zh_date, 0.9), _by(_RE_EN_DATE, _en_date, 0.9),
-    _holidays, _by(_RE_ZH_WEEKEND, _weekend, 0.8), _by(_RE_EN_WEEKEND, _weekend, 0.8),
+    _dates, _holidays, _by(_RE_ZH_WEEKEND, _weekend, 0.8), _by(_RE_EN_WEEKEND, _weekend, 0.8),
     _by(_RE_ZH_WEEKDAY, _zh_weekday, 0.8), _by(_RE_EN_WEEKDAY, _en_weekday, 0.8),
     _by(_RE_ZH_AGO, lambda m, t: _ago(zh_number(m.group(1)), m.group(2), t), 0.75),
     _by(_RE_EN_AGO, lambda m, t: _ago(en_number(m.group(1)), m.group(2).lower(), t), 0.75),
@@ -378,6 +445,6 @@ def find_time_range(question: str, now: datetime) -> TimeRange | None:
     for matcher in MATCHERS:
         found = matcher(question, today)
         if found is not None:
-            days, confidence, phrase = found
-            return _range(days, confidence, phrase)
+            days, confidence, phrases = found
+            return _range(days, confidence, phrases)
     return None
