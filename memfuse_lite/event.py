@@ -39,7 +39,8 @@ class EventRecord:
     id: int = 0
     """0 until the store has assigned one."""
     when_epoch: float = field(init=False, compare=False)
-    """The time constraints are applied to: the event's start, else when observed."""
+    """The event's time: its start, else when observed (a time constraint matches it, or
+    ``ts_epoch`` unless the source schedules happenings: :class:`IndexFilter`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "when_epoch", epoch_of(self.event_start)

@@ -40,6 +40,10 @@ class SourceProfile:
     end_fields: tuple[str, ...] = ("end_time", "end", "ends_at")
     records_moment: bool = False
     """The record is made when the happening is (its timestamp is the event time)."""
+    schedules: bool = False
+    """The record plans a happening (a calendar entry): it belongs to the time of what it
+    plans, not to when it was written. Other records are also found by when they were
+    made ("what did Ben text in July" holds his July message about August)."""
     makes_events: bool = True
     """False for reference records (contact cards): stored, exported and forgotten like
     any observation, read by importers, but no event of their own."""
@@ -63,6 +67,11 @@ def profile_of(source: str) -> SourceProfile:
     return _PROFILES.get(source, DEFAULT)
 
 
+def scheduling_sources() -> frozenset[str]:
+    """The sources whose records plan a happening (:attr:`SourceProfile.schedules`)."""
+    return frozenset(name for name, p in _PROFILES.items() if p.schedules)
+
+
 for _profile in (
     replace(DEFAULT, name="call", end_fields=(*DEFAULT.end_fields, "datetime_end"),
             records_moment=True),
@@ -71,6 +80,7 @@ for _profile in (
     replace(DEFAULT, name="payment", records_moment=True),
     replace(DEFAULT, name="location", records_moment=True),
     replace(DEFAULT, name="fitness_health", records_moment=True),
+    replace(DEFAULT, name="calendar", schedules=True),
     replace(DEFAULT, name="contact", makes_events=False),
 ):
     register_source(_profile)

@@ -165,6 +165,29 @@ def test_audience_is_filtered_inside_the_index(kind: str, tmp_path: Path) -> Non
     index.close()
 
 
+def test_a_time_range_holds_what_happened_in_it_and_what_was_said_in_it(kind: str,
+                                                                        tmp_path: Path) -> None:
+    # July 2025 as epochs; each record says "dinner with grandma"
+    july, august = (1751328000.0, 1754006399.0), "2025-08-02T19:00:00"
+    emb = FakeEmbedder()
+    index = open_index(kind, tmp_path, emb)
+    vec = emb.embed(["dinner with grandma"])[0]
+
+    def record(i: int, source: str, ts_epoch: float, start: str | None) -> EventRecord:
+        return EventRecord(id=i, text="dinner with grandma", audience=None, ts_epoch=ts_epoch,
+                           embedding=vec, user="ana", source=source, ts="",
+                           event_start=start)
+
+    index.add([record(1, "sms", july[0] + 86400, august),     # said in July, about August
+               record(2, "calendar", july[0] + 86400, august),  # planned in July for August
+               record(3, "calendar", july[0] - 86400, "2025-07-05T19:00:00"),  # for July
+               record(4, "sms", july[0] - 86400, None)])        # said in June
+    found = {i for i, _ in query(kind, index, emb, "dinner with grandma", k=10,
+                                 where=IndexFilter(start=july[0], end=july[1]))}
+    assert found == {1, 3}
+    index.close()
+
+
 @pytest.mark.parametrize("where", [None, IndexFilter(observed_before=2.0e9)],
                          ids=["unfiltered", "filtered"])
 def test_each_search_sees_the_changes_made_since_the_last(kind: str, where: IndexFilter | None,

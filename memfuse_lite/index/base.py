@@ -48,6 +48,10 @@ class IndexFilter:
 
     start: float | None = None
     end: float | None = None
+    """A time range (epochs, inclusive) that the event's time (its ``event_start``, else
+    when it was recorded) falls in, or, unless its source schedules happenings (a
+    calendar), the moment it was recorded: "in July" holds what happened in July and
+    what was said in July about August, not the July entry for an August appointment."""
     observed_before: float | None = None
     """Only what was recorded by then (a question asked at ``now`` sees memory as of now)."""
     users: frozenset[str] | None = None

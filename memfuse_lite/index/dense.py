@@ -30,6 +30,7 @@ import numpy as np
 from ..config import IndexConfig
 from ..event import EventRecord
 from ..prepare.checksums import sha256_file
+from ..sources import scheduling_sources
 from .base import DenseIndex, IndexFilter, log, read_sidecar, write_sidecar
 
 FORMAT = 2
@@ -376,10 +377,12 @@ class HnswIndex(DenseIndex):
             self._seen[viewer] = seen
         mask = seen.copy()
         if where is not None:
-            if where.start is not None:
-                mask &= self._when >= where.start
-            if where.end is not None:
-                mask &= self._when <= where.end
+            if where.start is not None or where.end is not None:
+                said = _within(self._ts, where)
+                planned = [self._codes[s] for s in scheduling_sources() if s in self._codes]
+                if planned:
+                    said &= ~_member(self._source, planned, low=-1, high=len(self._codes))
+                mask &= _within(self._when, where) | said
             if where.observed_before is not None:
                 mask &= self._ts <= where.observed_before
             if where.users is not None:
@@ -574,6 +577,16 @@ class HnswIndex(DenseIndex):
     def close(self) -> None:
         """Persist."""
         self.persist()
+
+
+def _within(times: np.ndarray, where: IndexFilter) -> np.ndarray:
+    """Which of ``times`` lie in the filter's time range."""
+    inside = np.ones(len(times), dtype=bool)
+    if where.start is not None:
+        inside &= times >= where.start
+    if where.end is not None:
+        inside &= times <= where.end
+    return inside
 
 
 def _member(codes: np.ndarray, wanted: Sequence[int], *, low: int, high: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from pathlib import Path
 import tantivy
 
 from ..event import EventRecord
+from ..sources import scheduling_sources
 from ..text.tokens import stems, tokenize
 from .base import (
     EVENT,
@@ -312,8 +313,18 @@ class TantivyIndex(TextIndex):
             return []
         out = []
         if where.start is not None or where.end is not None:
-            out.append(tantivy.Query.range_query(
-                self.schema, "when", tantivy.FieldType.Float, where.start, where.end))
+            def within(field: str) -> tantivy.Query:
+                return tantivy.Query.range_query(self.schema, field, tantivy.FieldType.Float,
+                                                 where.start, where.end)
+
+            said = [(tantivy.Occur.Must, within("ts"))]
+            planned = sorted(scheduling_sources())
+            if planned:
+                said.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+                    self.schema, "source", planned)))
+            out.append(tantivy.Query.boolean_query([
+                (tantivy.Occur.Should, within("when")),
+                (tantivy.Occur.Should, tantivy.Query.boolean_query(said))]))
         if where.observed_before is not None:
             out.append(tantivy.Query.range_query(
                 self.schema, "ts", tantivy.FieldType.Float, None, where.observed_before))

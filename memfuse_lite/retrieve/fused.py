@@ -15,6 +15,7 @@ from ..fusion.graph import STATED_CAUSE, FusionGraph
 from ..index.base import EVENT, FUSED, IndexFilter
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
+from ..sources import profile_of
 from ..timeutil import parse_ts, to_epoch
 from .base import Context, Pipeline, Request
 from .expand import expand
@@ -67,13 +68,18 @@ def _authored(plan: Plan, where: IndexFilter | None) -> list[tuple[str, IndexFil
     return out
 
 
-def _when(event: AtomicEvent) -> float:
-    return to_epoch(parse_ts(event.event_start or event.ts))
+def _times(event: AtomicEvent) -> tuple[float, ...]:
+    """The times a time constraint may match (as :attr:`IndexFilter.start` reads them):
+    the event's time (its start, else when recorded) and, unless its source schedules
+    happenings, when it was recorded."""
+    recorded = to_epoch(parse_ts(event.ts))
+    when = to_epoch(parse_ts(event.event_start)) if event.event_start else recorded
+    return (when,) if profile_of(event.source).schedules else (when, recorded)
 
 
 def _matches(event: AtomicEvent, c: Constraint) -> bool:
     if c.kind == "time" and isinstance(c.value, tuple):
-        return c.value[0] <= _when(event) <= c.value[1]
+        return any(c.value[0] <= t <= c.value[1] for t in _times(event))
     if c.kind == "user":
         return event.user == c.value
     if c.kind == "source":
