@@ -126,6 +126,10 @@ def test_more_question_ranges(question: str, start: str, end: str) -> None:
         ("1月9-11日去了哪里", "2025-01-09", "2025-01-11"),
         ("7月20日发现平台期后，到7月22日为止", "2024-07-20", "2024-07-22"),
         ("Did Ana come on March 3 and 2 friends later?", "2025-03-03", "2025-03-03"),
+        ("films recommended during September and October", "2024-09-01", "2024-10-31"),
+        ("what did I cook between May and August?", "2024-05-01", "2024-08-31"),
+        ("9月和10月推荐了几部动漫", "2024-09-01", "2024-10-31"),
+        ("5月至8月去了几次健身房", "2024-05-01", "2024-08-31"),
     ],
 )
 def test_a_question_naming_two_days_covers_the_days_between(question: str, start: str,
@@ -142,7 +146,8 @@ def test_the_planner_drops_every_time_phrase_from_the_keywords() -> None:
 
 
 @pytest.mark.parametrize("question", ["who organised the march?", "the march organisers",
-                                      "What did April say?", "五月天的演唱会门票多少钱？"])
+                                      "What did April say?", "五月天的演唱会门票多少钱？",
+                                      "七月与安生这部电影讲了什么？"])
 def test_names_that_look_like_months_do_not_filter(question: str) -> None:
     rng = find_time_range(question, datetime(2025, 3, 12))
     assert rng is None or rng.confidence < 0.6

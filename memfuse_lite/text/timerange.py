@@ -65,7 +65,8 @@ _ZH_NUM = r"[0-9一二两三四五六七八九十]{1,3}"
 _ZH_YEAR = r"(去年|今年|前年|\d{4}年)"
 _ZH_MONTH_NUM = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
 _ZH_CLAUSE = "我你他她它咱大去来在有发做买吃见回到都也还就又过，,、"
-_PREP = r"(?:in|during|of|since|through|throughout|until|till|by|from|for|before|after)"
+_PREP = (r"(?:in|during|of|since|through|throughout|until|till|by|from|for|before|after"
+         r"|between)")
 
 _RE_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
 _RE_EN_DATE = re.compile(
@@ -87,7 +88,11 @@ _RE_ZH_PART = re.compile(rf"(?:{_ZH_YEAR}?{_ZH_MONTH_NUM}月|(上个?月|这个?
                          rf"(初|上旬|中旬|下旬|底|末)")
 _RE_EN_MONTH_YEAR = re.compile(rf"\b({_EN_LONG_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
 _RE_EN_MONTH = re.compile(rf"\b{_PREP}\s+(?:the month of\s+)?({_EN_LONG_MONTH})\b", re.I)
+_RE_EN_MORE_MONTH = re.compile(  # "in May| and August", "during March|, April or May"
+    rf"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|to|through|until|till)\s+|\s*[-–]\s*)"
+    rf"({_EN_LONG_MONTH})\b", re.I)
 _RE_ZH_MONTH = re.compile(rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月(份)?")
+_RE_ZH_MORE_MONTH = re.compile(rf"[和与及或至到~-]{_ZH_MONTH_NUM}月")  # 9月|和10月
 _RE_EN_YEAR = re.compile(r"\b(?:in|during|back in|since|of|for)\s+((?:19|20)\d\d)\b", re.I)
 _RE_ZH_YEAR = re.compile(r"((?:19|20)\d\d)年(?![0-9一二三四五六七八九十]{1,2}月)")
 _RE_SEASON = re.compile(r"\b(last|this)\s+(spring|summer|autumn|fall|winter)\b"
@@ -260,15 +265,31 @@ def _en_month_year(m: re.Match[str], today: date) -> Days | None:
     return _month(int(m.group(2)), MONTHS_EN[m.group(1).lower()])
 
 
-def _en_month(m: re.Match[str], today: date) -> Days | None:
-    month = MONTHS_EN[m.group(1).lower()]
-    return _month(_latest_year(month, today), month)
+def _en_months(text: str, today: date) -> Found | None:
+    """Months after a preposition, with the months listed after them ("during May and
+    August", "from March to May"): a list runs forward to its last month's latest
+    occurrence."""
+    found: list[tuple[Days, str]] = []
+    for m in _RE_EN_MONTH.finditer(text):
+        listed, end = [(m.group(1), m.group(0))], m.end()
+        while (more := _RE_EN_MORE_MONTH.match(text, end)) is not None:
+            listed.append((more.group(1), more.group(1)))
+            end = more.end()
+        months = [MONTHS_EN[name.lower()] for name, _ in listed]
+        years = [_latest_year(months[-1], today)]
+        for month, later in zip(months[-2::-1], months[:0:-1], strict=True):
+            years.append(years[-1] - (month > later))  # "November and January": the November before
+        found += [(_month(year, month), phrase) for year, month, (_, phrase)
+                  in zip(years[::-1], months, listed, strict=True)]
+    return _hull(found, 0.85)
 
 
 def _zh_month(m: re.Match[str], text: str, today: date) -> Days | None:
     month = zh_number(m.group(2)) or 0
     following = text[m.end(): m.end() + 1]
-    if not (m.group(1) or m.group(3) or not following or following in _ZH_CLAUSE):
+    listed = _RE_ZH_MORE_MONTH.match(text, m.end()) or (
+        m.start() > 1 and text[m.start() - 2] == "月" and text[m.start() - 1] in "和与及或至到~-")
+    if not (m.group(1) or m.group(3) or not following or following in _ZH_CLAUSE or listed):
         return None  # 五月天 / 二月河 / 四月是你的谎言: a name, not a month
     if m.start() > 0 and text[m.start() - 1] in "个每几":
         return None
@@ -433,7 +454,7 @@ MATCHERS: list[Matcher] = [
     _by(_RE_ZH_AGO, lambda m, t: _ago(zh_number(m.group(1)), m.group(2), t), 0.75),
     _by(_RE_EN_AGO, lambda m, t: _ago(en_number(m.group(1)), m.group(2).lower(), t), 0.75),
     _by(_RE_ZH_PART, _zh_part, 0.85), _by(_RE_EN_PART, _en_part, 0.85),
-    _by(_RE_EN_MONTH_YEAR, _en_month_year, 0.85), _zh_months, _by(_RE_EN_MONTH, _en_month, 0.85),
+    _by(_RE_EN_MONTH_YEAR, _en_month_year, 0.85), _zh_months, _en_months,
     _by(_RE_ZH_YEAR, _year, 0.8), _by(_RE_EN_YEAR, _year, 0.8), _by(_RE_SEASON, _season, 0.7),
     _relatives,
 ]
