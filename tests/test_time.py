@@ -75,6 +75,26 @@ def test_plan_constraints_and_confidence() -> None:
     assert 1 <= len(plan_query("上周和彭雨晴在哪里吃饭？", now, contacts=["彭雨晴"]).rewrites) <= 3
 
 
+@pytest.mark.parametrize(
+    ("question", "source", "filters"),
+    [
+        ("What did Ben say in the text about dinner?", "sms", True),
+        ("他在短信里说了什么？", "sms", True),
+        ("Ana的日历里和Tom的晚饭在哪家餐厅？", "calendar", True),
+        ("During a chat with his friend Li Na, what did he learn?", "chat", False),
+        ("在与表弟的聊天中，他得知了什么？", "chat", False),
+        ("他给谁打电话了？", "call", False),
+        ("讲座笔记整理好了吗？", "note", False),
+    ],
+)
+def test_a_source_filters_only_where_the_question_places_the_answer_in_it(
+        question: str, source: str, filters: bool) -> None:
+    plan = plan_query(question, datetime(2025, 3, 12))
+    named = [c for c in plan.constraints if c.kind == "source"]
+    assert named and named[0].value == source
+    assert (named[0] in plan.applied(0.6)) == filters
+
+
 def test_the_labelled_corpus_meets_the_targets() -> None:
     from bench.timeexpr_eval import load, predict_rules, score
 

@@ -15,19 +15,26 @@ from ..text.features import entities_of
 from ..text.timerange import find_time_range
 from ..timeutil import to_epoch
 
+# A source filters when the question names it as where the answer is recorded ("in my
+# calendar", "the text", 短信里); a bare mention ("a chat with", 打电话, 拍照) only boosts.
+_IN = r"(?:里|中|上)"
 SOURCE_WORDS: list[tuple[str, str, float]] = [
     # (pattern, source, confidence when named explicitly as where the record is)
-    (r"\b(?:in|on|from) my calendar\b|\bcalendar (?:entry|event|says)\b|日历|日程", "calendar", 0.8),
-    (r"\b(?:the|a|my) (?:text|sms|text message)s?\b|\btexted\b|短信", "sms", 0.7),
-    (r"\b(?:the|a|my) (?:call|phone call)s?\b|\bcall log\b|通话记录|来电|打电话", "call", 0.7),
-    (r"\b(?:the|a|my) (?:photo|picture|pic)s?\b|照片|相册", "photo", 0.7),
-    (r"\b(?:in|from) my notes?\b|备忘录|笔记", "note", 0.7),
-    (r"\b(?:the|a) (?:notification|push)s?\b|通知|推送", "push", 0.7),
-    (r"\b(?:the|an|my) e-?mails?\b|邮件", "email", 0.7),
-    (r"\b(?:the|our|a) chat\b|聊天|微信", "chat", 0.6),
+    (rf"\b(?:in|on|from) my calendar\b|\bcalendar (?:entry|event|says)\b|(?:日历|日程){_IN}",
+     "calendar", 0.8),
+    (rf"\b(?:the|a|my) (?:text|sms|text message)s?\b|\btexted\b|短信{_IN}", "sms", 0.7),
+    (r"\b(?:the|a|my) (?:call|phone call)s?\b|\bcall log\b|通话记录", "call", 0.7),
+    (rf"\b(?:the|a|my) (?:photo|picture|pic)s?\b|(?:照片|相册){_IN}", "photo", 0.7),
+    (rf"\b(?:in|from) my notes?\b|(?:备忘录|笔记){_IN}", "note", 0.7),
+    (rf"\b(?:the|a) (?:notification|push)s?\b|(?:通知|推送){_IN}", "push", 0.7),
+    (rf"\b(?:the|an|my) e-?mails?\b|邮件{_IN}", "email", 0.7),
+    # a chat is any conversation (texts, calls, an app): it only boosts chat records
+    (r"\b(?:the|our|a) chat\b|聊天|微信", "chat", 0.5),
 ]
-WEAK_SOURCE = {"call": r"\bcall(?:ed|s)?\b|\brang\b|电话", "photo": r"\bphoto|picture|拍",
-               "sms": r"\bmessage|text\b", "calendar": r"\bschedul|日程"}
+WEAK_SOURCE = {"call": r"\bcall(?:ed|s)?\b|\brang\b|电话|来电",
+               "photo": r"\bphoto|picture|拍|照片|相册",
+               "sms": r"\bmessage|text\b|短信", "calendar": r"\bschedul|日程|日历",
+               "note": r"备忘录|笔记", "push": r"通知|推送", "email": r"邮件"}
 ASKS_WHY = re.compile(r"\b(?:why|how come|what caused|reason)\b|为什么|为何|原因|怎么会", re.I)
 """A question that asks for a cause."""
 QUESTION_WORDS = frozenset("""what when where who whom whose which why how did does do is are was were
