@@ -59,7 +59,8 @@ ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # name: (RetrievalConfig switches, FusionConfig switches)
     "fused-no-planner": ({"use_planner": False}, {}),
     "fused-no-expansion": ({"use_expansion": False}, {}),
-    "fused-no-semantic-hops": ({"semantic_hops": 0}, {}),
+    # following semantic edges (near-duplicate texts) one hop, as the paper does
+    "fused-semantic-hops": ({"semantic_hops": 1}, {}),
     # without the hop to the likely episode mates fusion kept in other memories
     "fused-no-related-links": ({"use_related_links": False}, {}),
     "fused-paper-layout": (PAPER_LAYOUT, {}),
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
                     choices=("generated", "lifebench-en", "lifebench-zh", "locomo"))
     ap.add_argument("--pipelines", nargs="+", default=list(PIPELINES))
     ap.add_argument("--ablations", action="store_true",
-                    help="also run fused without planner, expansion or semantic hops, with the "
+                    help="also run fused without planner or expansion, with semantic hops, with the "
                          "paper layout, with fusion off, with members scaled by relevance and "
                          "(LifeBench) over the labelled life events as memories")
     ap.add_argument("--refuse", action="store_true",

@@ -1,7 +1,7 @@
 """Graph expansion from seed events over the causal fusion graph.
 
-Causal edges are followed up to ``causal_hops`` in both directions, semantic edges one
-hop (similarity >= ``semantic_min_cos``), fused-memory membership (siblings), the likely
+Causal edges are followed up to ``causal_hops`` in both directions, semantic edges up
+to ``semantic_hops`` (0 by default; similarity >= ``semantic_min_cos``), fused-memory membership (siblings), the likely
 episode mates fusion kept in other memories (``related``, with ``use_related_links``) and
 the report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
 score by ``hop_decay``; ``relevance`` then scales what semantic and causal edges reach
