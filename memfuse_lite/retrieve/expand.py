@@ -1,12 +1,13 @@
 """Graph expansion from seed events over the causal fusion graph.
 
 Causal edges are followed up to ``causal_hops`` in both directions, semantic edges up
-to ``semantic_hops`` (0 by default; similarity >= ``semantic_min_cos``), fused-memory membership (siblings), the likely
-episode mates fusion kept in other memories (``related``, with ``use_related_links``) and
-the report edges (supersedes, conflicts_with, same_as) one hop; every hop multiplies the
-score by ``hop_decay``; ``relevance`` then scales what semantic and causal edges reach
-(and memory members and related events, with ``member_relevance``). Nothing the viewer
-may not see is entered, so expansion never crosses into another user's private records.
+to ``semantic_hops`` (0 by default; similarity >= ``semantic_min_cos``), fused-memory
+membership (siblings), the likely episode mates fusion kept in other memories
+(``related``, with ``use_related_links``) and the report edges (supersedes,
+conflicts_with, same_as) one hop; every hop multiplies the score by ``hop_decay``;
+``relevance`` then scales what semantic and causal edges reach (and memory members and
+related events, with ``member_relevance``). Nothing the viewer may not see is entered,
+so expansion never crosses into another user's private records.
 """
 
 from __future__ import annotations

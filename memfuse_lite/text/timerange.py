@@ -278,7 +278,8 @@ def _en_months(text: str, today: date) -> Found | None:
         months = [MONTHS_EN[name.lower()] for name, _ in listed]
         years = [_latest_year(months[-1], today)]
         for month, later in zip(months[-2::-1], months[:0:-1], strict=True):
-            years.append(years[-1] - (month > later))  # "November and January": the November before
+            # "November and January": the November before that January
+            years.append(years[-1] - (month > later))
         found += [(_month(year, month), phrase) for year, month, (_, phrase)
                   in zip(years[::-1], months, listed, strict=True)]
     return _hull(found, 0.85)
