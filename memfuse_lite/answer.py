@@ -84,6 +84,10 @@ _NUMBER = re.compile(r"\d+")
 _UNIT = re.compile(r"\d{1,2}:\d{2}|\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}")
 """Clock times and dates, which an answer must quote whole: each of their numbers alone
 is in many a record ("15:00" from the "2月15日" of one and the ":00" of another)."""
+_DATE = r"\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}"
+_DATED_TIME = re.compile(rf"(?:{_DATE})\D{{0,12}}?\d{{1,2}}:\d{{2}}")
+"""A date and the clock time beside it ("2月15日周六 15:00", "2025-02-15 at 15:00"): one
+appointment, which one record must state whole."""
 _ASKS_VALUE = re.compile(
     r"\b(?:when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|how (?:many|"
     r"much|long|often|old|far|late|early))\b|什么时候|何时|几点|几号|哪天|哪一天|哪年|几月|"
@@ -296,6 +300,9 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
         return False
     if not _units(answer) <= _units(evidence):
         return False  # a time or date pieced together from the numbers of others
+    if not all(any(_units(pair) <= _units(_with_time(h)) for h in cited)
+               for pair in _DATED_TIME.findall(answer)):
+        return False  # one record's day with another's time (a look-alike's "15:00")
     if said and len(said & there) < SUPPORT_SHARE * len(said):
         return False
     asked = terms_of(question)  # the question's topic words (no question words, no times)

@@ -543,6 +543,11 @@ def test_a_time_or_date_pieced_together_from_two_records_is_not_supported() -> N
     assert supported("2月15日周六 09:30", question, [moved, reminder])
     assert supported("2月17日 16:00", question, [moved])
     assert not supported("2月16日 16:00", question, [moved]), "a day another record has not"
+    # the day of one record and the time of a look-alike cited beside it
+    other = hit(3, "诊所来电了：我的宠物医生预约改到1月25日周六 15:00")
+    assert not supported("2月15日周六 15:00", question, [moved, reminder, other])
+    assert supported("2月15日周六 09:30，后来改到2月17日 16:00", question,
+                     [moved, reminder, other])
 
 
 def test_the_answer_prompt_reads_the_best_records_that_fit_its_budget() -> None:
