@@ -150,6 +150,9 @@ def test_more_question_ranges(question: str, start: str, end: str) -> None:
         ("what did I cook between May and August?", "2024-05-01", "2024-08-31"),
         ("9月和10月推荐了几部动漫", "2024-09-01", "2024-10-31"),
         ("5月至8月去了几次健身房", "2024-05-01", "2024-08-31"),
+        ("During the first week of March, what did I do?", "2025-03-01", "2025-03-07"),
+        ("the last week of February 2025", "2025-02-22", "2025-02-28"),
+        ("6月第一周和第三周的运动记录", "2024-06-01", "2024-06-21"),
     ],
 )
 def test_a_question_naming_two_days_covers_the_days_between(question: str, start: str,

@@ -6,6 +6,8 @@ A range between two days ("from January 9th to 11th", "1月9日至11日", "betwe
 and 2025-01-11") is the days from the first to the second; a question naming several
 times of one kind ("on September 4th, September 7th and September 11th", "at the beginning
 of January ... at the end of January") covers them all, from the earliest to the latest.
+"The first week of March" / 3月第一周 is March 1-7 (the last week: the month's last seven
+days).
 
 Questions look back: a month or date without a year is its latest occurrence up to now,
 "last Friday" / 上周五 is that day of the previous week, a bare "on Monday" / 周一 the latest
@@ -86,6 +88,13 @@ _RE_EN_PART = re.compile(
     rf"({_EN_LONG_MONTH}|month)(?:,?\s+(\d{{4}}))?\b", re.I)
 _RE_ZH_PART = re.compile(rf"(?:{_ZH_YEAR}?{_ZH_MONTH_NUM}月|(上个?月|这个?月|本月))"
                          rf"(初|上旬|中旬|下旬|底|末)")
+_NTH_WEEK = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": 0, "final": 0,
+             "一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4, "最后一": 0}
+_RE_EN_WEEK_OF = re.compile(
+    rf"\b(first|second|third|fourth|last|final)\s+week\s+of\s+(?:the\s+month\s+of\s+)?"
+    rf"({_EN_LONG_MONTH})(?:,?\s+(\d{{4}}))?\b", re.I)
+_RE_ZH_WEEK_OF = re.compile(rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月的?第?([一二三四1-4]|最后一)周"
+                            rf"((?:[和与、及至到~-]第?(?:[一二三四1-4]|最后一)周)*)")
 _RE_EN_MONTH_YEAR = re.compile(rf"\b({_EN_LONG_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
 _RE_EN_MONTH = re.compile(rf"\b{_PREP}\s+(?:the month of\s+)?({_EN_LONG_MONTH})\b", re.I)
 _RE_EN_MORE_MONTH = re.compile(  # "in May| and August", "during March|, April or May"
@@ -259,6 +268,30 @@ def _zh_part(m: re.Match[str], today: date) -> Days | None:
     month = zh_number(m.group(2)) or 0
     year = _zh_year(m.group(1), today) or _latest_year(month, today)
     return _month(year, month, part)
+
+
+def _week_of_month(year: int, month: int, nth: int) -> Days:
+    """The nth seven days of a month (0: its last seven)."""
+    last = calendar.monthrange(year, month)[1]
+    if nth == 0:
+        return date(year, month, last - 6), date(year, month, last)
+    first = 7 * (nth - 1) + 1
+    return date(year, month, first), date(year, month, min(first + 6, last))
+
+
+def _en_week_of(m: re.Match[str], today: date) -> Days | None:
+    month = MONTHS_EN[m.group(2).lower()]
+    year = int(m.group(3)) if m.group(3) else _latest_year(month, today)
+    return _week_of_month(year, month, _NTH_WEEK[m.group(1).lower()])
+
+
+def _zh_week_of(m: re.Match[str], today: date) -> Days | None:
+    """"3月第一周", "6月第一周和第三周" (the weeks listed after the first count too)."""
+    month = zh_number(m.group(2)) or 0
+    year = _zh_year(m.group(1), today) or _latest_year(month, today)
+    weeks = [m.group(3), *re.findall(r"([一二三四1-4]|最后一)周", m.group(4) or "")]
+    spans = [_week_of_month(year, month, _NTH_WEEK[w]) for w in weeks]
+    return min(a for a, _ in spans), max(b for _, b in spans)
 
 
 def _en_month_year(m: re.Match[str], today: date) -> Days | None:
@@ -454,6 +487,7 @@ MATCHERS: list[Matcher] = [
     _by(_RE_ZH_WEEKDAY, _zh_weekday, 0.8), _by(_RE_EN_WEEKDAY, _en_weekday, 0.8),
     _by(_RE_ZH_AGO, lambda m, t: _ago(zh_number(m.group(1)), m.group(2), t), 0.75),
     _by(_RE_EN_AGO, lambda m, t: _ago(en_number(m.group(1)), m.group(2).lower(), t), 0.75),
+    _by(_RE_ZH_WEEK_OF, _zh_week_of, 0.85), _by(_RE_EN_WEEK_OF, _en_week_of, 0.85),
     _by(_RE_ZH_PART, _zh_part, 0.85), _by(_RE_EN_PART, _en_part, 0.85),
     _by(_RE_EN_MONTH_YEAR, _en_month_year, 0.85), _zh_months, _en_months,
     _by(_RE_ZH_YEAR, _year, 0.8), _by(_RE_EN_YEAR, _year, 0.8), _by(_RE_SEASON, _season, 0.7),
