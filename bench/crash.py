@@ -145,8 +145,24 @@ def signature(mem: MemFuse) -> tuple[Any, ...]:
     return frozenset(frozenset(c) for c in clusters.values()), frozenset(edges)
 
 
-def compare_with_clean_build(db: Path, work: Path, durability: str) -> bool:
-    """Canonicalise the crashed memory and a clean one from its exported log; equal?"""
+def differences(want: tuple[Any, ...], got: tuple[Any, ...], shown: int = 3) -> list[str]:
+    """What two signatures (:func:`signature`) disagree on: the clusters and edges only one
+    holds, a few of each."""
+    def some(items: frozenset[Any]) -> list[Any]:
+        return sorted(sorted(i) if isinstance(i, frozenset) else i for i in items)[:shown]
+
+    out = []
+    for name, a, b in (("cluster", want[0], got[0]), ("edge", want[1], got[1])):
+        if a != b:
+            out.append(f"{len(a - b)} {name}s only in the crashed memory, e.g. {some(a - b)}; "
+                       f"{len(b - a)} only in the clean build, e.g. {some(b - a)}")
+    return out
+
+
+def compare_with_clean_build(db: Path, work: Path, durability: str,
+                             problems: list[str] | None = None) -> bool:
+    """Canonicalise the crashed memory and a clean one from its exported log; equal?
+    (What differs is appended to ``problems``.)"""
     crashed = MemFuse(db, config=_config(durability), embedder=HashingEmbedder())
     crashed.canonicalise()
     log = work / "export.jsonl"
@@ -166,6 +182,8 @@ def compare_with_clean_build(db: Path, work: Path, durability: str) -> bool:
     clean.canonicalise()
     got = signature(clean)
     clean.close()
+    if problems is not None:
+        problems += differences(want, got)
     return got == want
 
 
@@ -211,5 +229,6 @@ def run_crashes(work: Path, kills: int, seed: int = 0, durability: str = "normal
         print(file=sys.stderr)
     report.acknowledged, report.forgotten = total_acked, total_forgotten
     report.runs = attempts
-    report.same_as_clean_build = compare_with_clean_build(db, work, durability)
+    report.same_as_clean_build = compare_with_clean_build(db, work, durability,
+                                                          report.problems)
     return report
