@@ -408,18 +408,25 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
-                    choice = _extractive_choice(choices, hits, embed)
+                    choice = _extractive_choice(choices, hits, embed)[0]
                 # like the extractive answer, say what the report it rests on replaced
                 note, old = _replaces(by_id[rests[0]], hits)
                 return Draft(text + note, True, (*rests, *(i for i in old if i not in rests)),
                              completion.usage, choice, "llm")
             # an answer that does not stand does not pick the letter either
             text, known, ids = _extractive(question, hits, quoted)
-            return Draft(text, known, ids, completion.usage,
-                         _extractive_choice(choices, hits, embed), "fallback")
+            letter, decided = _extractive_choice(choices, hits, embed)
+            return Draft(text, known, ids or _cited(decided), completion.usage, letter,
+                         "fallback")
     text, known, cited = _extractive(question, hits)
-    return Draft(text, known, cited, Usage(), _extractive_choice(choices, hits, embed),
+    letter, decided = _extractive_choice(choices, hits, embed)
+    return Draft(text, known, cited or _cited(decided), Usage(), letter,
                  "fallback" if llm is not None else "extractive")  # an LLM that failed
+
+
+def _cited(event_id: int | None) -> tuple[int, ...]:
+    """The record a letter was picked from, cited when the answer quotes none."""
+    return () if event_id is None else (event_id,)
 
 
 def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
@@ -568,21 +575,30 @@ def _replaces(hit: Hit, hits: Sequence[Hit]) -> tuple[str, tuple[int, ...]]:
 
 
 def _extractive_choice(choices: Mapping[str, str] | None, hits: tuple[Hit, ...],
-                       embed: Embed | None = None, top: int = 5) -> str | None:
+                       embed: Embed | None = None, top: int = 5
+                       ) -> tuple[str | None, int | None]:
     """The option closest in meaning (cosine, with ``embed``) to one of the ``top`` best
-    records. Without ``embed``, the one whose content words occur most in them (ranked
-    higher counts more; None when no option shares a word with them)."""
+    records, and that record's event id. Without ``embed``, the one whose content words
+    occur most in them (ranked higher counts more; None when no option shares a word with
+    them), and the record holding most of its words."""
     if not choices or not hits:
-        return None
+        return None, None
     letters = list(choices)
     if embed is not None:
         options = embed([choices[letter] for letter in letters])
         records = embed([h.text for h in hits[:top]])
-        return letters[int(np.argmax((options @ records.T).max(axis=1)))]
+        sims = options @ records.T
+        best = int(np.argmax(sims.max(axis=1)))
+        return letters[best], hits[int(np.argmax(sims[best]))].event_id
     evidence = [set(entities_of(h.text)) | set(h.text.lower().split()) for h in hits[:top]]
     overlap = []
     for letter in letters:
         words = set(keywords(choices[letter]).split())
         overlap.append(sum(len(words & ev) / (rank + 1) for rank, ev in enumerate(evidence))
                        / max(1, len(words)) ** 0.5)
-    return letters[int(np.argmax(overlap))] if max(overlap) > 0.0 else None
+    if max(overlap) <= 0.0:
+        return None, None
+    best = int(np.argmax(overlap))
+    words = set(keywords(choices[letters[best]]).split())
+    return letters[best], hits[max(range(len(evidence)),
+                                   key=lambda r: (len(words & evidence[r]), -r))].event_id

@@ -749,6 +749,22 @@ def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
     assert paraphrased.choice == "B"
 
 
+def test_a_letter_picked_from_a_record_cites_it_when_the_answer_quotes_none() -> None:
+    def hit(i: int, text: str) -> Hit:
+        return Hit(i, 1.0 - i / 10, text, (Provenance(i, "note", f"n{i}", "ana", "phone",
+                                                        "2025-02-15T21:00:00"),))
+
+    hits = (hit(1, "Weather today: sunny, 12 degrees"),
+            hit(2, "Booked the hotpot restaurant on Elm Road for Saturday"))
+    question = "Which venue did the whole family finally settle on for grandpa's celebration?"
+    draft = compose(question, hits, (), None, None,
+                    choices={"A": "a dumpling house", "B": "the hotpot restaurant"})
+    assert not draft.known and draft.choice == "B"
+    assert draft.cited == (2,), "the record the letter was picked from"
+    plain = compose(question, hits, (), None, None)
+    assert plain.cited == (), "without choices nothing is picked, nothing cited"
+
+
 def test_fused_pipelines_run_with_fusion_off(tmp_path) -> None:
     """The "fusion off" ablation: fused and agentic still answer, every event alone."""
     import asyncio
