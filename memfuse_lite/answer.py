@@ -81,10 +81,10 @@ class Draft:
 SUPPORT_SHARE = 0.5
 """Share of an LLM answer's content words that must occur in the records it cites."""
 _NUMBER = re.compile(r"\d+")
-_UNIT = re.compile(r"\d{1,2}:\d{2}|\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}")
+_DATE = r"\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}"
+_UNIT = re.compile(rf"\d{{1,2}}:\d{{2}}|{_DATE}")
 """Clock times and dates, which an answer must quote whole: each of their numbers alone
 is in many a record ("15:00" from the "2月15日" of one and the ":00" of another)."""
-_DATE = r"\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}"
 _DATED_TIME = re.compile(rf"(?:{_DATE})\D{{0,12}}?\d{{1,2}}:\d{{2}}")
 """A date and the clock time beside it ("2月15日周六 15:00", "2025-02-15 at 15:00"): one
 appointment, which one record must state whole."""
@@ -591,14 +591,11 @@ def _extractive_choice(choices: Mapping[str, str] | None, hits: tuple[Hit, ...],
         best = int(np.argmax(sims.max(axis=1)))
         return letters[best], hits[int(np.argmax(sims[best]))].event_id
     evidence = [set(entities_of(h.text)) | set(h.text.lower().split()) for h in hits[:top]]
-    overlap = []
-    for letter in letters:
-        words = set(keywords(choices[letter]).split())
-        overlap.append(sum(len(words & ev) / (rank + 1) for rank, ev in enumerate(evidence))
-                       / max(1, len(words)) ** 0.5)
+    words = [set(keywords(choices[letter]).split()) for letter in letters]
+    overlap = [sum(len(w & ev) / (rank + 1) for rank, ev in enumerate(evidence))
+               / max(1, len(w)) ** 0.5 for w in words]
     if max(overlap) <= 0.0:
         return None, None
     best = int(np.argmax(overlap))
-    words = set(keywords(choices[letters[best]]).split())
-    return letters[best], hits[max(range(len(evidence)),
-                                   key=lambda r: (len(words & evidence[r]), -r))].event_id
+    held = [len(words[best] & ev) for ev in evidence]
+    return letters[best], hits[held.index(max(held))].event_id

@@ -36,10 +36,13 @@ class TimeRange:
     start: datetime
     end: datetime
     confidence: float
-    phrase: str
-    """The words that name the range (the first of them, if several)."""
-    phrases: tuple[str, ...] = ()
-    """All the words that name the range."""
+    phrases: tuple[str, ...]
+    """The words that name the range (several: "in May and August")."""
+
+    @property
+    def phrase(self) -> str:
+        """The first words that name the range."""
+        return self.phrases[0]
 
 
 Days = tuple[date, date]
@@ -67,6 +70,9 @@ _ZH_NUM = r"[0-9一二两三四五六七八九十]{1,3}"
 _ZH_YEAR = r"(去年|今年|前年|\d{4}年)"
 _ZH_MONTH_NUM = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
 _ZH_CLAUSE = "我你他她它咱大去来在有发做买吃见回到都也还就又过，,、"
+_ZH_AND = "和与及或至到~-"
+"""What joins two listed months ("9月和10月", "5月至8月")."""
+_ZH_TO = r"(?:-|–|—|~|至|到)"
 _PREP = (r"(?:in|during|of|since|through|throughout|until|till|by|from|for|before|after"
          r"|between)")
 
@@ -101,7 +107,7 @@ _RE_EN_MORE_MONTH = re.compile(  # "in May| and August", "during March|, April o
     rf"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|to|through|until|till)\s+|\s*[-–]\s*)"
     rf"({_EN_LONG_MONTH})\b", re.I)
 _RE_ZH_MONTH = re.compile(rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月(份)?")
-_RE_ZH_MORE_MONTH = re.compile(rf"[和与及或至到~-]{_ZH_MONTH_NUM}月")  # 9月|和10月
+_RE_ZH_MORE_MONTH = re.compile(rf"[{_ZH_AND}]{_ZH_MONTH_NUM}月")  # 9月|和10月
 _RE_EN_YEAR = re.compile(r"\b(?:in|during|back in|since|of|for)\s+((?:19|20)\d\d)\b", re.I)
 _RE_ZH_YEAR = re.compile(r"((?:19|20)\d\d)年(?![0-9一二三四五六七八九十]{1,2}月)")
 _RE_SEASON = re.compile(r"\b(last|this)\s+(spring|summer|autumn|fall|winter)\b"
@@ -112,9 +118,9 @@ _RE_EN_DAY_AFTER = re.compile(  # "January 9th| to 11th", "Jan 9|-11", "between 
     rf"(?:(?:st|nd|rd|th)\b|(?=\s*(?:[,.;:?!)]|$)))", re.I)
 _RE_EN_DAY_BEFORE = re.compile(  # "from the 9th to| 11th January"
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s*{_TO}\s*(?:the\s+)?$", re.I)
-_RE_ZH_DAY_AFTER = re.compile(rf"\s*(?:-|–|—|~|至|到)\s*({_ZH_NUM})[日号號]")
+_RE_ZH_DAY_AFTER = re.compile(rf"\s*{_ZH_TO}\s*({_ZH_NUM})[日号號]")
 _RE_ZH_DAY_SPAN = re.compile(  # "1月9-11日"
-    rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月({_ZH_NUM})\s*(?:-|–|—|~|至|到)\s*({_ZH_NUM})[日号號]")
+    rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月({_ZH_NUM})\s*{_ZH_TO}\s*({_ZH_NUM})[日号號]")
 _RE_EN_REL = re.compile(
     r"\b(the day before yesterday|yesterday|today|this morning|this afternoon|last night"
     r"|last week|this week|past week|last month|this month|earlier this month|last year"
@@ -125,8 +131,7 @@ _RE_ZH_REL = re.compile(r"(前天|昨天|昨晚|今天|今早|上上周|上周|�
 
 def _range(days: Days, confidence: float, phrases: tuple[str, ...]) -> TimeRange:
     return TimeRange(datetime.combine(days[0], time(0, 0)),
-                     datetime.combine(days[1], time(23, 59, 59)), confidence, phrases[0],
-                     phrases)
+                     datetime.combine(days[1], time(23, 59, 59)), confidence, phrases)
 
 
 def _month(year: int, month: int, part: str = "") -> Days:
@@ -322,7 +327,7 @@ def _zh_month(m: re.Match[str], text: str, today: date) -> Days | None:
     month = zh_number(m.group(2)) or 0
     following = text[m.end(): m.end() + 1]
     listed = _RE_ZH_MORE_MONTH.match(text, m.end()) or (
-        m.start() > 1 and text[m.start() - 2] == "月" and text[m.start() - 1] in "和与及或至到~-")
+        m.start() > 1 and text[m.start() - 2] == "月" and text[m.start() - 1] in _ZH_AND)
     if not (m.group(1) or m.group(3) or not following or following in _ZH_CLAUSE or listed):
         return None  # 五月天 / 二月河 / 四月是你的谎言: a name, not a month
     if m.start() > 0 and text[m.start() - 1] in "个每几":
