@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from memfuse_lite import MemFuse, MemFuseConfig
-from memfuse_lite.fusion.agent import FusionAgent
+from memfuse_lite.fusion.agent import FusionAgent, thread_mate
 from memfuse_lite.fusion.model import EventView, load_views
 from memfuse_lite.fusion.pairs import BRIDGE, FEATURES, PairModel, design
 
@@ -118,6 +118,9 @@ class Pairs:
     rec: dict[int, str]
     ts: dict[int, float]
     """Recording time of each event (epoch seconds)."""
+    threads: dict[int, int]
+    """The message of its conversation each message joins when it joins nothing by
+    probability (:func:`memfuse_lite.fusion.agent.thread_mate`)."""
 
     def half(self, which: str, cut: float) -> Pairs:
         """The pairs whose new event was recorded before (first half) or from ``cut``."""
@@ -125,7 +128,7 @@ class Pairs:
                 if (self.ts[e] < cut) == (which == HALVES[0])]
         ids = [e for e in self.ids if (self.ts[e] < cut) == (which == HALVES[0])]
         return Pairs(ids, [self.links[i] for i in keep], self.X[keep], self.y[keep],
-                     self.rec, self.ts)
+                     self.rec, self.ts, self.threads)
 
 
 def collect(data: Labelled) -> Pairs:
@@ -143,6 +146,7 @@ def collect(data: Labelled) -> Pairs:
         zone: deque[EventView] = deque(maxlen=config.fusion.zone_size)
         links: list[tuple[int, int]] = []
         ts: dict[int, float] = {}
+        threads: dict[int, int] = {}
         rows: list[list[float]] = []
         labels: list[float] = []
         for start in range(0, len(ids), 256):
@@ -151,6 +155,9 @@ def collect(data: Labelled) -> Pairs:
                 for eid in ids[start : start + 256]:
                     e = views[eid]
                     ts[eid] = e.ts
+                    mate = thread_mate(db, e, config.fusion.thread_minutes)
+                    if mate is not None:
+                        threads[eid] = mate
                     for c, features in agent.pairs(db, e, list(zone)):
                         links.append((e.id, c.id))
                         rows.append(features)
@@ -161,7 +168,7 @@ def collect(data: Labelled) -> Pairs:
     finally:
         mem.close()
     return Pairs(ids, links, np.asarray(rows, dtype=np.float64),
-                 np.asarray(labels, dtype=np.float64), rec, ts)
+                 np.asarray(labels, dtype=np.float64), rec, ts, threads)
 
 
 def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, iterations: int = 25) -> np.ndarray:
@@ -210,8 +217,9 @@ def auc(scores: np.ndarray, y: np.ndarray) -> float:
 
 
 def greedy(pairs: Pairs, prob: np.ndarray, threshold: float, cap: int = 10) -> dict[int, int]:
-    """Join each event to its most probable earlier candidate's group (quick estimate of
-    what fusion does, for choosing the threshold on training data)."""
+    """Join each event to its most probable earlier candidate's group, else to its
+    conversation's (quick estimate of what fusion does, for choosing the threshold on
+    training data)."""
     best: dict[int, tuple[int, float]] = {}
     for (e, c), p in zip(pairs.links, prob, strict=True):
         if p >= threshold and (e not in best or p > best[e][1]):
@@ -219,7 +227,8 @@ def greedy(pairs: Pairs, prob: np.ndarray, threshold: float, cap: int = 10) -> d
     group: dict[int, int] = {}
     size: dict[int, int] = defaultdict(int)
     for e in pairs.ids:
-        target = group.get(best[e][0]) if e in best else None
+        mate = best[e][0] if e in best else pairs.threads.get(e)
+        target = group.get(mate) if mate is not None else None
         group[e] = target if target is not None and size[target] < cap else e
         size[group[e]] += 1
     return group

@@ -241,6 +241,11 @@ class FusionConfig:
     precision allows; these likely mates are what retrieval follows one hop further
     (``RetrievalConfig.use_related_links``)."""
     links_per_event: int = 2
+    thread_minutes: float = 30.0
+    """A message that joins no memory by its score joins the memory of the message of its
+    conversation (same user, :attr:`memfuse_lite.sources.SourceProfile.thread_fields`)
+    recorded closest to it within this many minutes, fused before it: an exchange is one
+    episode, however little its replies share ("ok", "see you then"). 0: off."""
     recent_events: int = 4096
     """Stored events whose fusion view (vector and text included) and terms are kept
     between batches: one batch's candidates are largely the next one's, and about three
@@ -253,6 +258,8 @@ class FusionConfig:
             raise ValueError("recent_events must be >= 0")
         if self.links_per_event < 0:
             raise ValueError("links_per_event must be >= 0")
+        if self.thread_minutes < 0:
+            raise ValueError("thread_minutes must be >= 0")
         if not 0 <= self.link_probability <= 1:
             raise ValueError("link_probability must lie between 0 and 1")
         for name in ("zone_size", "neighbours", "window_days", "max_members", "neighbour_ef"):

@@ -36,6 +36,8 @@ class EventRecord:
     place: str | None = None
     entities: tuple[str, ...] = ()
     embedding: np.ndarray | None = None
+    thread: str | None = None
+    """The conversation it is a message of, if any (:func:`memfuse_lite.sources.thread_of`)."""
     id: int = 0
     """0 until the store has assigned one."""
     when_epoch: float = field(init=False, compare=False)

@@ -47,7 +47,16 @@ class SourceProfile:
     makes_events: bool = True
     """False for reference records (contact cards): stored, exported and forgotten like
     any observation, read by importers, but no event of their own."""
+    thread_fields: tuple[str, ...] = ()
+    """For messages: fields naming the conversation a record belongs to (a thread id, else
+    the other party), the first one set wins. Messages of one conversation sent close
+    together are one exchange, fused as one episode (``FusionConfig.thread_minutes``);
+    none: records of this source are not messages of a conversation."""
 
+
+MESSAGE_THREAD = ("thread_id", "thread", "conversation_id", "chat_id", "group", "contactName",
+                  "phoneNumber", "address", "participants", "with")
+"""Where messaging apps name the conversation: an id, a group, else the other party."""
 
 DEFAULT = SourceProfile("*")
 """The profile of a source nobody registered."""
@@ -82,6 +91,9 @@ for _profile in (
     replace(DEFAULT, name="fitness_health", records_moment=True),
     replace(DEFAULT, name="calendar", schedules=True),
     replace(DEFAULT, name="contact", makes_events=False),
+    replace(DEFAULT, name="sms", thread_fields=MESSAGE_THREAD),
+    replace(DEFAULT, name="mms", thread_fields=MESSAGE_THREAD),
+    replace(DEFAULT, name="chat", thread_fields=MESSAGE_THREAD),
 ):
     register_source(_profile)
 
@@ -127,6 +139,24 @@ def event_time_of(source: str, text: str, meta: Mapping[str, Any], ts: datetime
     if profile.records_moment:
         return ts, end if end is not None and end >= ts else ts
     return resolve_time(text, ts)
+
+
+def thread_of(source: str, meta: Mapping[str, Any]) -> str | None:
+    """The conversation a message belongs to, from its profile's ``thread_fields``
+    (the first set; several people as one sorted list, letters in lower case, a phone
+    number's digits), or None: not a message, or no conversation named."""
+    for key in profile_of(source).thread_fields:
+        value = meta.get(key)
+        names = sorted({" ".join(n.lower().split()) for n in _names(value)}) if not (
+            isinstance(value, int | float)) else [str(value)]
+        if not names:
+            continue
+        key_text = ", ".join(names)
+        digits = re.sub(r"\D", "", key_text)
+        if len(digits) >= 7 and not re.search(r"[^\d\s()+\-.]", key_text):
+            key_text = digits[-10:]  # +1 (555) 010-2000 and 5550102000 are one number
+        return f"{key}:{key_text}"[:200]
+    return None
 
 
 def _names(value: object) -> list[str]:

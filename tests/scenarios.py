@@ -78,3 +78,19 @@ def observations(rows: list[Row]) -> list[Observation]:
     return [Observation(source=src, user=user, device=dev, ts=ts, text=text, meta=meta,
                         visibility=vis, external_id=key)
             for key, src, user, dev, ts, text, meta, vis in rows]
+
+_LENA = {"contactName": "Lena"}
+EXCHANGE: list[Row] = [
+    ("ex-ask", "sms", "ana", "phone", "2025-03-15T10:00",
+     "Are you free for the climbing gym on Saturday?", _LENA, "private"),
+    ("ex-parcel", "sms", "ana", "phone", "2025-03-15T10:03", "Your parcel is at the locker",
+     {"contactName": "Post office"}, "private"),
+    ("ex-ok", "sms", "ana", "phone", "2025-03-15T10:06", "ok", _LENA, "private"),
+    ("ex-time", "sms", "ana", "phone", "2025-03-15T10:20", "great, see you at 7", _LENA,
+     "private"),
+    ("ex-ben", "sms", "ben", "phone", "2025-03-15T10:21", "sure thing", _LENA, "private"),
+    ("ex-later", "sms", "ana", "phone", "2025-03-15T14:30", "how was the dentist?", _LENA,
+     "private"),
+]
+"""An exchange with Lena (ask, ok, time), a message from someone else in between, Ben's
+own conversation with Lena, and Ana's next message to her hours later."""

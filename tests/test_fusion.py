@@ -19,7 +19,7 @@ from memfuse_lite.sources import actors_of, event_time_of
 from memfuse_lite.text.features import entities_of
 from memfuse_lite.timeutil import parse_ts, to_epoch, to_iso
 
-from .scenarios import DENTIST, GRANDMA, TRIP, ZH_DENTIST, Row, observations
+from .scenarios import DENTIST, EXCHANGE, GRANDMA, TRIP, ZH_DENTIST, Row, observations
 
 
 def ingest(mem: MemFuse, rows: list[Row]) -> None:
@@ -154,7 +154,7 @@ def test_chinese_dentist_rescheduled(open_memory, config: MemFuseConfig, scorer:
 def test_replay_and_batching_give_the_same_clusters(tmp_path: Path, embedder,
                                                     model_dir: Path, scorer: str,
                                                     reach: str) -> None:
-    rows = DENTIST + TRIP
+    rows = DENTIST + EXCHANGE + TRIP
     # narrow: the batch holds more events than the zone keeps and the neighbours find,
     # so a batch's own earlier events must be found as the indexed ones are
     fusion = FusionConfig(scorer=scorer) if reach == "default" else FusionConfig(
@@ -428,6 +428,28 @@ def test_likely_mates_left_in_other_memories_are_related_for_retrieval(
     assert related == {("a", "c")}, "the one probable mate"
     assert reached[True][a] == (pytest.approx(RetrievalConfig().hop_decay), "related")
     assert a not in reached[False]
+
+
+@pytest.mark.parametrize("minutes", [30.0, 0.0])
+def test_the_replies_of_one_exchange_join_its_memory(tmp_path: Path, embedder,
+                                                     model_dir: Path, minutes: float) -> None:
+    """Messages of one conversation sent close together are one episode however little
+    the replies share ("ok"); another party's message in between, another user's
+    conversation with the same person and the next message hours later are not part of
+    it. ``thread_minutes`` 0 turns this off."""
+    mem = MemFuse(tmp_path / "m", embedder=embedder, config=MemFuseConfig(
+        model_dir=model_dir, fusion=FusionConfig(thread_minutes=minutes)))
+    try:
+        ingest(mem, EXCHANGE)
+        found = clusters(mem)
+    finally:
+        mem.close()
+    exchange = {"ex-ask", "ex-ok", "ex-time"}
+    if not minutes:
+        assert not any({"ex-ask", "ex-ok"} <= group for group in found)
+        return
+    (group,) = [g for g in found if exchange <= g]
+    assert not group & {"ex-parcel", "ex-ben", "ex-later"}
 
 
 def test_a_pair_model_of_other_features_is_refused(tmp_path: Path) -> None:

@@ -8,7 +8,15 @@ from datetime import datetime
 import pytest
 
 from memfuse_lite import MemFuse, SourceProfile, register_source
-from memfuse_lite.sources import _PROFILES, DEFAULT, actors_of, event_time_of, place_of, profile_of
+from memfuse_lite.sources import (
+    _PROFILES,
+    DEFAULT,
+    actors_of,
+    event_time_of,
+    place_of,
+    profile_of,
+    thread_of,
+)
 
 from .conftest import FakeEmbedder, obs
 
@@ -61,3 +69,19 @@ def test_profiles_reach_stored_events(voicemail: None, tmp_path) -> None:
 def test_a_profile_needs_a_name() -> None:
     with pytest.raises(ValueError):
         register_source(SourceProfile(""))
+
+
+def test_a_message_names_its_conversation_however_the_app_spells_it() -> None:
+    assert thread_of("sms", {"contactName": "Lena  Wu"}) == thread_of(
+        "sms", {"contactName": "lena wu"})
+    assert thread_of("sms", {"phoneNumber": "+1 (555) 010-2000"}) == thread_of(
+        "sms", {"phoneNumber": "555-010-2000"})
+    assert thread_of("chat", {"participants": ["Ben", "Ana"]}) == thread_of(
+        "chat", {"participants": ["ana", "ben"]})
+    # a thread id wins over the other party; another party is another conversation
+    assert thread_of("chat", {"thread_id": 42, "contactName": "Ben"}) == thread_of(
+        "chat", {"thread_id": 42, "contactName": "Ana"})
+    assert thread_of("sms", {"contactName": "Lena"}) != thread_of("sms", {"contactName": "Ben"})
+    # not a message, or no conversation named: none
+    assert thread_of("note", {"contactName": "Lena"}) is None
+    assert thread_of("sms", {"contactName": " "}) is None

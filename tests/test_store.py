@@ -119,3 +119,32 @@ def test_a_shared_memo_of_recent_reads_outlives_one_reader_and_drops_the_oldest(
     assert len(nothing) == 0
     with pytest.raises(ValueError):
         Recent(-1)
+
+
+def test_messages_stored_before_conversations_were_kept_get_theirs(tmp_path: Path, embedder,
+                                                                   model_dir: Path) -> None:
+    """Opening a memory written before migration 4 reads each stored message's
+    conversation from its observation's fields."""
+    import asyncio
+
+    from memfuse_lite import MemFuse, MemFuseConfig
+
+    async def write() -> None:
+        async with MemFuse(tmp_path / "m", config=MemFuseConfig(model_dir=model_dir),
+                           embedder=embedder) as mem:
+            await mem.ingest_many([obs("are you free on Saturday?", source="sms",
+                                       meta={"contactName": "Lena"}),
+                                   obs("bought milk", source="note")])
+            await mem.flush()
+
+    asyncio.run(write())
+    store = Store(tmp_path / "m" / "memfuse.db")
+    with store.atomic() as db:  # as the schema was before
+        db.execute("ALTER TABLE events DROP COLUMN thread")
+        db.execute("DELETE FROM schema_migrations WHERE version = 4")
+    store.close()
+    store = Store(tmp_path / "m" / "memfuse.db")
+    with store.reading() as db:
+        threads = db.execute("SELECT source, thread FROM events ORDER BY id").fetchall()
+    store.close()
+    assert threads == [("sms", "contactName:lena"), ("note", None)]

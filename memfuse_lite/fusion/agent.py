@@ -227,6 +227,8 @@ class FusionAgent:
             target = self._decide(e, scored, fused_of, bands, out)
             if target is not None and _another_of_its_kind(db, e, target, scored, fused_of):
                 target = None
+            if target is None:
+                target = self._thread_target(db, e, fused_of)
             if target is not None:
                 target = self._merge_bridged(db, e, scored, fused_of, assigned, target,
                                              bands, out)
@@ -456,6 +458,16 @@ class FusionAgent:
                 return fused_of[best.id]
         return None
 
+    def _thread_target(self, db: apsw.Connection, e: EventView, fused_of: dict[int, int]
+                       ) -> int | None:
+        """The memory of ``e``'s :func:`thread_mate`, or None."""
+        mate = thread_mate(db, e, self.cfg.thread_minutes)
+        if mate is None:
+            return None
+        if mate not in fused_of:
+            fused_of.update(fused_sql.fused_of(db, [mate]))
+        return fused_of.get(mate)
+
     def _edges(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
                fused_of: dict[int, int], target: int, cause: EventView | None) -> list[Edge]:
         cfg = self.cfg
@@ -565,6 +577,21 @@ class FusionAgent:
                 continue
             best = (key, c)
         return best[1] if best else None
+
+
+def thread_mate(db: apsw.Connection, e: EventView, minutes: float) -> int | None:
+    """The message of ``e``'s conversation (its user's) recorded closest to it within
+    ``minutes`` (then the lower id) among the events fused before it, or None. Looked up
+    in the store, where the batch being fused is too: the same whatever the batching, and
+    whether or not that message is among ``e``'s candidates."""
+    if e.thread is None or not minutes:
+        return None
+    gap = minutes * 60.0
+    row = db.execute(
+        "SELECT id FROM events WHERE ts_epoch BETWEEN ? AND ? AND thread = ? AND user = ?"
+        " AND id < ? ORDER BY abs(ts_epoch - ?), id LIMIT 1",
+        (e.ts - gap, e.ts + gap, e.thread, e.user, e.id, e.ts)).fetchone()
+    return None if row is None else int(row[0])
 
 
 class _Pending:

@@ -37,6 +37,8 @@ class EventView:
     names: frozenset[str]
     people: frozenset[str]
     """Its actors and entities: who and what it is about (compared with every candidate)."""
+    thread: str | None = None
+    """The conversation it is a message of (:func:`memfuse_lite.sources.thread_of`)."""
 
     @property
     def when(self) -> float:
@@ -51,7 +53,7 @@ def _epoch(value: str | None) -> float | None:
 def view_from_row(row: Sequence[object]) -> EventView:
     """Build from ``SELECT`` :data:`VIEW_COLUMNS`."""
     (eid, user, source, text, ts_epoch, start, end, actors, place, entities, audience,
-     blob) = row
+     blob, thread) = row
     named: list[str] = json.loads(str(actors))
     actor_set = frozenset(a.lower() for a in named)
     entity_set = frozenset(json.loads(str(entities)))
@@ -72,6 +74,7 @@ def view_from_row(row: Sequence[object]) -> EventView:
         cancel=has_cancel(str(text)),
         names=name_tokens(str(text), frozenset(named)),
         people=actor_set | entity_set,
+        thread=None if thread is None else str(thread),
     )
 
 
@@ -96,11 +99,12 @@ def view_of(record: EventRecord) -> EventView:
         cancel=has_cancel(record.text),
         names=name_tokens(record.text, frozenset(record.actors)),
         people=actor_set | entity_set,
+        thread=record.thread,
     )
 
 
 VIEW_COLUMNS = ("id, user, source, text, ts_epoch, event_start, event_end, actors, place, "
-                "entities, audience, embedding")
+                "entities, audience, embedding, thread")
 
 
 def load_views(db: apsw.Connection, ids: Sequence[int]) -> dict[int, EventView]:

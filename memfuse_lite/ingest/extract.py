@@ -8,7 +8,7 @@ Chinese resolved against the observation's timestamp, roles, names, places, enti
 from __future__ import annotations
 
 from ..event import EventRecord
-from ..sources import actors_of, event_time_of, place_of, profile_of
+from ..sources import actors_of, event_time_of, place_of, profile_of, thread_of
 from ..store.sqlite import StoredObservation
 from ..text.features import entities_of
 from ..timeutil import to_epoch, to_iso
@@ -35,5 +35,6 @@ def extract_events(item: StoredObservation) -> list[EventRecord]:
             actors=actors_of(obs.source, obs.text, obs.meta, obs.user),
             place=place_of(obs.source, obs.text, obs.meta),
             entities=entities_of(obs.text),
+            thread=thread_of(obs.source, obs.meta),
         )
     ]

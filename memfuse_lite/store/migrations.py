@@ -1,8 +1,35 @@
-"""Numbered schema migrations; each runs once and is recorded in ``schema_migrations``."""
+"""Numbered schema migrations; each runs once and is recorded in ``schema_migrations``.
+
+A migration is SQL, or a function of the connection where stored rows are filled in from
+what the library reads out of them (inside the migration's transaction)."""
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+import json
+from collections.abc import Callable
+
+import apsw
+
+from ..sources import thread_of
+
+
+def _threads(db: apsw.Connection) -> None:
+    """The conversation of each stored message, read from its observation's fields."""
+    db.execute("ALTER TABLE events ADD COLUMN thread TEXT")
+    rows = db.execute(
+        "SELECT e.id, e.source, o.meta FROM events e"
+        " JOIN event_sources s ON s.event_id = e.id JOIN observations o ON o.id = s.observation_id"
+        " ORDER BY e.id, o.id").fetchall()
+    found: dict[int, str] = {}
+    for eid, source, meta in rows:
+        thread = thread_of(str(source), json.loads(str(meta)))
+        if thread is not None:
+            found.setdefault(int(eid), thread)  # type: ignore[arg-type]
+    db.executemany("UPDATE events SET thread = ? WHERE id = ?",
+                   [(t, i) for i, t in found.items()])
+
+
+MIGRATIONS: list[tuple[int, str, str | Callable[[apsw.Connection], None]]] = [
     (
         1,
         "observations, inbox, events, fused memories, edges, metadata",
@@ -112,4 +139,5 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX event_terms_event ON event_terms (event_id);
         """,
     ),
+    (4, "fusion: the conversation each message belongs to", _threads),
 ]

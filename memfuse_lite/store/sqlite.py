@@ -91,7 +91,10 @@ class Store:
             for version, name, sql in MIGRATIONS:
                 if version in done:
                     continue
-                self._conn.execute(sql)
+                if callable(sql):
+                    sql(self._conn)
+                else:
+                    self._conn.execute(sql)
                 self._conn.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time())
                 )
@@ -385,12 +388,12 @@ def insert_events(db: apsw.Connection, events: Sequence[EventRecord]) -> list[Ev
     for ev in events:
         db.execute(
             "INSERT INTO events (user, source, ts, ts_epoch, event_start, event_end, text,"
-            " actors, place, entities, audience, embedding)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " actors, place, entities, audience, embedding, thread)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (ev.user, ev.source, ev.ts, ev.ts_epoch, ev.event_start, ev.event_end, ev.text,
              json.dumps(list(ev.actors), ensure_ascii=False), ev.place,
              json.dumps(list(ev.entities), ensure_ascii=False), _audience_json(ev.audience),
-             np.asarray(ev.vector, dtype=np.float32).tobytes()),
+             np.asarray(ev.vector, dtype=np.float32).tobytes(), ev.thread),
         )
         eid = db.last_insert_rowid()
         db.executemany("INSERT INTO event_sources VALUES (?, ?)",
