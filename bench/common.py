@@ -62,6 +62,14 @@ def machine() -> dict[str, Any]:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, cwd=Path(__file__).parent).stdout.strip()
+        # code changed since that commit: the figures are not that commit's
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "memfuse_lite",
+             "bench", ":!bench/results", ":!bench/plots", ":!bench/RESULTS.md",
+             ":!bench/HISTORY.md"], capture_output=True, text=True,
+            cwd=Path(__file__).parents[1]).stdout.strip()
+        if commit and changed:
+            commit += "+changes"
     except OSError:
         commit = ""
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
