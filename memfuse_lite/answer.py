@@ -508,13 +508,29 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     happening: the calendar entry's time, the clinic's message with the address), one per
     further part, at most :data:`EXTRACT_RECORDS`; for a question asking for each of
     several things, the best one's like records (:func:`_alike`); for a question asking
-    why, what the best one names as its cause, when retrieved, comes second. None unless
-    they hold at least half of the question's key words."""
+    why, what the best one names as its cause, when retrieved, comes second. Asked what
+    was paid, the best one is the best stating an amount, when one about as much about
+    the question is among the next best. None unless they (with the report the best one
+    replaced, which the answer quotes beside it) hold at least half of the question's key
+    words."""
     words = set(keywords(question).split())
     current = [h for h in hits if not h.superseded_by] or list(hits)
     top = current[0]
     first = _held(words, top)
     chosen, covered = [top], set(first)
+    if _ASKS_AMOUNT.search(question) and not _AMOUNT.search(top.text):
+        # asked what was paid: the best record stating an amount that is about as much
+        # about the question first (the payments for the party before the party's
+        # calendar entry, which follows it)
+        paid = next((h for h in current[1:EXTRACT_POOL] if _AMOUNT.search(h.text)
+                     and 2 * len(_held(words, h)) >= len(first)), None)
+        if paid is not None:
+            current.remove(paid)
+            current.insert(0, paid)
+            top, first = paid, _held(words, paid)
+            chosen, covered = [top, *chosen], covered | first
+    for old in _replaced(top, hits):  # quoted beside it ("Ana's calendar shows …, and
+        covered |= _held(words, old)  # where did it actually happen?")
     most = min(EXTRACT_RECORDS, _parts(question))
     for h in current[1:EXTRACT_POOL]:
         if len(chosen) >= most:
@@ -564,10 +580,17 @@ def _extractive(question: str, hits: tuple[Hit, ...], chosen: list[Hit] | None =
         *(h.event_id for h in chosen), *old)
 
 
+def _replaced(hit: Hit, hits: Sequence[Hit]) -> list[Hit]:
+    """The retrieved report ``hit`` replaced (the first, in answer order), if any: what
+    an answer resting on ``hit`` quotes beside it."""
+    return [h for h in hits if hit.event_id in h.superseded_by][:1]
+
+
 def _replaces(hit: Hit, hits: Sequence[Hit]) -> tuple[str, tuple[int, ...]]:
     """What an answer resting on ``hit`` adds when ``hit`` replaced a retrieved report
-    (the plan before it moved): a note quoting that report, and its id to cite."""
-    replaced = [h for h in hits if hit.event_id in h.superseded_by]
+    (the plan before it moved): a note quoting that report (:func:`_replaced`), and its
+    id to cite."""
+    replaced = _replaced(hit, hits)
     if not replaced:
         return "", ()
     old = replaced[0]

@@ -640,6 +640,45 @@ def test_an_extractive_answer_to_each_of_several_things_quotes_each_record() -> 
     assert one.known and one.cited == (1,), one
 
 
+def test_asked_what_was_paid_the_answer_quotes_the_payments_first() -> None:
+    def hit(eid: int, text: str, user: str, ts: str, source: str = "payment") -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", user, "phone",
+                                                     ts),))
+
+    # the party's calendar entry holds more of the question's words than any payment
+    hits = (hit(1, "Maria Gomez的生日派对（在家），1月15日周三 15:00", "mia",
+                "2025-01-07T09:05:00", "calendar"),
+            hit(2, "为Maria Gomez的派对买水果拼盘，支付¥207.48", "ana", "2025-01-09T17:44:00"),
+            hit(3, "为Maria Gomez的派对买气球，支付¥264.65", "mia", "2025-01-08T17:34:00"),
+            hit(4, "为Lucas Martin的派对买气球，支付¥251.15", "ben", "2025-01-12T17:07:00"))
+    paid = compose("家里为Maria Gomez的生日派对买了哪些东西，各花了多少钱？", hits, (), None,
+                   None)
+    assert paid.known and paid.cited[:2] == (2, 1) and set(paid.cited) == {1, 2, 3}, paid
+    assert "207.48" in paid.text and "264.65" in paid.text and "251.15" not in paid.text
+    # not asked about money: the best record alone
+    when = compose("Maria Gomez的生日派对是什么时候？", hits, (), None, None)
+    assert when.known and when.cited == (1,), when
+
+
+def test_asked_what_a_plan_said_and_what_happened_the_answer_quotes_both() -> None:
+    def hit(eid: int, text: str, source: str, superseded_by: tuple[int, ...] = ()) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", "ana", "phone",
+                                                     "2025-01-10T13:11:00"),),
+                   superseded_by=superseded_by)
+
+    moved = hit(1, "From Zhou Tao: Golden Dragon is fully booked tonight, let's meet at "
+                   "Lotus Garden instead, same time", "sms")
+    planned = hit(2, "Dinner with Zhou Tao – Golden Dragon, Tuesday 14 January 18:30",
+                  "calendar", superseded_by=(1,))
+    party = hit(3, "Zhou Tao's birthday party at home, Friday 24 January 12:00", "calendar")
+    answer = compose("Which restaurant does Ana's calendar show for the dinner with Zhou Tao, "
+                     "and where did it actually happen?", (moved, planned, party), (), None,
+                     None)
+    # the report that moved the dinner, with the plan it replaced: what the calendar shows
+    assert answer.known and answer.cited == (1, 2), answer
+    assert "Golden Dragon" in answer.text and "Lotus Garden" in answer.text
+
+
 def test_an_llm_answer_from_an_older_look_alike_report_does_not_stand() -> None:
     def hit(eid: int, text: str, ts: str) -> Hit:
         return Hit(eid, 1.0 / eid, text, (Provenance(eid, "push", f"x{eid}", "ana", "phone",

@@ -709,6 +709,11 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
     # in the report's fused memory says which one moved
     assert replaced_plans(moved, [cal, kids], week) == [kids]
     assert replaced_plans(moved, [cal, kids], week, mates=[news]) == [cal]
+    # another doctor's eye test the same Wednesday, written down later: the news names
+    # Dr. Ibrahim's, which is the one that moved
+    second = view(15, "calendar", "ana", "2025-02-16T08:00",
+                  "Eye test – Dr. Moreau, Wednesday 19 February 10:00 at Moreau Care Clinic")
+    assert replaced_plans(moved, [cal, second], week, mates=[news]) == [cal]
     dinner = view(5, "chat", "mia", "2025-01-07T12:48",
                   "Dinner with Wang Fang at Cafe Soleil on Wednesday 8 January 19:30, booked")
     swap = view(6, "sms", "mia", "2025-01-08T14:30",

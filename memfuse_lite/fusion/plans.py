@@ -68,7 +68,10 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
     plan's own time, it is news about that plan and replaces nothing), one that cancels
     states the plan's day; one that states no time is about a plan due within a day.
     Among several, the one at the time that news in ``e``'s fused memory (``mates``: the
-    clinic's message before the chat that gives the new time) said would change, then
+    clinic's message before the chat that gives the new time) said would change, naming
+    most of what that news names (the clinic's "Dr. Okafor is ill, your appointment on
+    Wednesday has to be rebooked": Dr. Okafor's appointment that Wednesday, not another
+    dentist's the same day), then
     the one sharing the most, then the one of ``e``'s own user (their calendar, not a
     relative's reminder of it), then the latest. Works across fused memories: a report
     moving an appointment a week later is another happening's time, yet it replaces it."""
@@ -79,7 +82,7 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
     swaps = has_replacement(e.text)
     moves = (e.reschedule or has_new_time(e.text)) and not e.cancel and not swaps
     news = [m for m in mates if m.start is not None and m.id != e.id and changes(m)]
-    ranked: list[tuple[tuple[bool, int, bool, float, int], EventView]] = []
+    ranked: list[tuple[tuple[int, int, bool, float, int], EventView]] = []
     for c in candidates:
         if (c.ts, c.id) >= (e.ts, e.id) or c.start is None or not scheduled(c) or (
                 c.start <= c.ts or changes(c)):
@@ -96,7 +99,8 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
             continue  # a change that names no time is about what is imminent
         if e.start is not None and e.cancel and not swaps and day_of(c.start) != day_of(e.start):
             continue  # a cancellation of another day's plan
-        announced = any(overlaps(m, c) and len(about(m) & about(c)) >= 2 for m in news)
+        announced = max((n for m in news if overlaps(m, c)
+                         and (n := len(about(m) & about(c))) >= 2), default=0)
         ranked.append(((announced, len(shared), c.user == e.user, c.ts, c.id), c))
     if not ranked:
         return []
