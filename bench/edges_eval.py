@@ -7,10 +7,12 @@ the chat that moves the meeting → the cancelled dinner; the payment → the sh
 its supersedes links (a moved appointment → the plan it replaces), by observation. The
 memory's edges are compared with them by event: precision (share of the memory's edges of
 a kind that are gold links of that kind) and recall (share of gold links found), directed
-and undirected. Three edge sets are scored side by side: the explicit-cue causal edges
-("because", "so", 因为 …), the order edges within a fused memory (each event → the member
-recorded before it that it matches best; the naive baseline a reader would draw), and
-supersedes edges.
+and undirected. Four edge sets are scored side by side: the explicit-cue causal edges
+("because", "so", 因为 …), those from the news that announced a change to the report of it
+that replaced the plan (the clinic's "has to be rebooked" → "my appointment is now
+Saturday"), the order edges within a fused memory (each event → the member recorded
+before it that it matches best; the naive baseline a reader would draw), and supersedes
+edges.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.config import FusionConfig
-from memfuse_lite.fusion.graph import STATED_CAUSE
+from memfuse_lite.fusion.graph import ANNOUNCED_CHANGE, STATED_CAUSE
 
 from .common import write_result
 from .fusion_eval import records
@@ -49,13 +51,15 @@ def gold_links(rec: dict[int, str]) -> dict[str, set[Link]]:
 
 
 def memory_edges(mem: MemFuse) -> dict[str, set[Link]]:
-    """The memory's edges by kind; causal split into explicit cues and episode order."""
+    """The memory's edges by kind; causal split into explicit cues, news of a change and
+    episode order."""
     out: dict[str, set[Link]] = defaultdict(set)
     with mem.engine.store.reading() as db:
         for kind, src, dst, reason in db.execute("SELECT kind, src, dst, reason FROM edges"):
             if kind == "causal":
-                kind = "causal (explicit cue)" if reason == STATED_CAUSE else \
-                    "causal (episode order)"
+                kind = {STATED_CAUSE: "causal (explicit cue)",
+                        ANNOUNCED_CHANGE: "causal (news of a change)"}.get(
+                    str(reason), "causal (episode order)")
             out[str(kind)].add((int(src), int(dst)))
     return out
 
@@ -92,13 +96,13 @@ def main(argv: list[str] | None = None) -> None:
             edges = memory_edges(mem)
         finally:
             mem.close()
-        for kind, gold_kind in (("causal (explicit cue)", "causal"),
-                                ("causal (episode order)", "causal"),
+        causal = ("causal (explicit cue)", "causal (news of a change)", "causal (episode order)")
+        for kind, gold_kind in ((causal[0], "causal"), (causal[1], "causal"),
+                                (causal[2], "causal"),
                                 ("supersedes", "supersedes")):
             rows.append({"scorer": scorer, "edges": kind, "against": gold_kind,
                          **score(edges.get(kind, set()), gold.get(gold_kind, set()))})
-        both = edges.get("causal (explicit cue)", set()) | edges.get("causal (episode order)",
-                                                                       set())
+        both = set().union(*(edges.get(kind, set()) for kind in causal))
         rows.append({"scorer": scorer, "edges": "causal (either)", "against": "causal",
                      **score(both, gold.get("causal", set()))})
     if args.fusion == "both":  # the shared memory stays fused as the other benchmarks expect

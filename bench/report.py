@@ -349,7 +349,9 @@ def edges_section(r: dict[str, Any]) -> list[str]:
     lines = [*_heading("Causal and supersedes edges: generated household", r),
              "The memory's edges against the generator's ground-truth links, by event. "
              "\"episode order\" (each event → the member of its memory recorded before it that "
-             "it matches best) is the naive reading; \"explicit cue\" edges come from \"because\", \"so\", 因为 ….", "",
+             "it matches best) is the naive reading; \"explicit cue\" edges come from \"because\", \"so\", 因为 …; "
+             "\"news of a change\" edges from the news that announced a change to the report of it "
+             "that replaced the plan.", "",
              "| scorer | edges | count | gold links | precision | recall | precision "
              "(undirected) | recall (undirected) |", "|---|---|---|---|---|---|---|---|"]
     for row in r["rows"]:

@@ -344,8 +344,9 @@ class Hit:
     via: str = "seed"
     """How the hit was found: ``seed`` (index search) or the graph edge kind followed."""
     caused_by: tuple[int, ...] = ()
-    """The records this one names as its cause ("… because my flight is delayed") that
-    the viewer may see (fused pipelines)."""
+    """The records this one names as its cause ("… because my flight is delayed"), or,
+    for a report of a change that names none, the news that announced the change ("your
+    appointment has to be rebooked"), that the viewer may see (fused pipelines)."""
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON form (see the CLI's query output)."""

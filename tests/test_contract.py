@@ -519,6 +519,40 @@ def test_asked_why_the_answer_quotes_what_the_record_names_as_its_cause(open_mem
     assert "Airline notice" not in plain.text, "only a question asking why quotes the cause"
 
 
+def test_asked_why_a_plan_moved_the_answer_quotes_the_news_that_announced_it(
+        open_memory) -> None:
+    """The report that moved a plan names no cause; the news before it that announced the
+    change ("Dr. Patel broke a wrist, your appointment has to be rebooked") is why."""
+    rows = [("cal", "calendar", "ben", "laptop", "2025-01-02T08:00",
+             "Dentist – Dr. Patel, Thursday 9 January 16:30 at Patel Dental Clinic", {},
+             "household"),
+            ("news", "sms", "ben", "phone", "2025-01-08T10:57",
+             "Patel Dental Clinic: we are sorry, Dr. Patel broke a wrist. Your appointment on "
+             "Thursday 9 January has to be rebooked, we will call you.",
+             {"contactName": "Patel Dental Clinic"}, "household"),
+            ("call", "call", "ben", "phone", "2025-01-08T11:30",
+             "Incoming call from Patel Dental Clinic, 3 min",
+             {"contactName": "Patel Dental Clinic"}, "household"),
+            ("moved", "chat", "ben", "phone", "2025-01-08T11:33",
+             "The clinic rang: my dentist appointment is now Saturday 11 January 15:00, can "
+             "you take the kids?", {}, "household")]
+    mem = open_memory()
+
+    async def load() -> None:
+        await mem.ingest_many(observations(rows))
+        await mem.flush()
+
+    asyncio.run(load())
+    question = "Why did Ben's dentist appointment move to Saturday 11 January?"
+    now = datetime(2025, 1, 9, 9, 0)
+    hits = {h.provenance[0].external_id: h
+            for h in mem.search(question, viewer="ben", now=now, pipeline="fused").hits}
+    assert hits["moved"].caused_by == (hits["news"].event_id,)
+    answer = asyncio.run(mem.ask(question, viewer="ben", now=now))
+    assert "broke a wrist" in answer.text, answer.text
+    assert hits["news"].event_id in [c.event_id for c in answer.citations]
+
+
 def test_a_bare_value_answers_only_a_question_asking_for_one() -> None:
     meeting = Hit(event_id=1, score=1.0, text="家长会 周五 15:00 实验小学", via="seed",
                   provenance=(Provenance(1, "calendar", "c1", "ben", "laptop",

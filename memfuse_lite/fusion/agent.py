@@ -30,10 +30,11 @@ from ..store import fused as fused_sql
 from ..text.features import cause_clause, entities_of, lookalikes, name_tokens
 from ..text.timeexpr import resolve_time
 from ..timeutil import to_epoch
-from .graph import STATED_CAUSE
+from .graph import ANNOUNCED_CHANGE, STATED_CAUSE
 from .model import DAY, EventView, last_views, load_views
 from .pairs import NewEvent, PairModel, candidate_features, pair_features
 from .plans import (
+    about,
     changes,
     day_of,
     names_conflict,
@@ -239,14 +240,20 @@ class FusionAgent:
             out.members.append((e.id, target))
             fused_of[e.id] = target
             out.touched.add(target)
-            out.edges.extend(self._edges(e, scored, fused_of, target,
-                                         self._cause(e, candidates)))
+            replaced = self._replaced(db, e, candidates, fused_of, target)
+            cause = self._cause(e, candidates)
+            announcer = None if cause is not None else _announcer(e, replaced, candidates)
+            out.edges.extend(self._edges(
+                e, scored, fused_of, target,
+                (cause, STATED_CAUSE) if cause is not None else
+                (announcer, ANNOUNCED_CHANGE) if announcer is not None else None))
             if self.model is not None and self.cfg.links_per_event:
                 # where the rules decided the join, link by the pair model's probabilities
                 probable = scored if bands.learned else _best_first(
                     self._scores(db, e, candidates, terms, df, learned=True), candidates)
                 out.edges.extend(self._related(e, probable, fused_of, target))
-            out.edges.extend(self._supersedes(db, e, candidates, fused_of, target))
+            out.edges.extend(Edge("supersedes", e.id, plan.id, 1.0,
+                                  "later report changes the plan") for plan in replaced)
             zone.append(e)
             batch.add(e)
         fused_sql.insert_edges(db, out.edges)
@@ -469,7 +476,11 @@ class FusionAgent:
         return fused_of.get(mate)
 
     def _edges(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-               fused_of: dict[int, int], target: int, cause: EventView | None) -> list[Edge]:
+               fused_of: dict[int, int], target: int,
+               cause: tuple[EventView, str] | None) -> list[Edge]:
+        """Semantic, same-as, conflict, restatement and causal edges of ``e`` (``cause``:
+        what caused it and why that is known, :data:`STATED_CAUSE` or
+        :data:`ANNOUNCED_CHANGE`)."""
         cfg = self.cfg
         edges: list[Edge] = []
         mates = [(s, c) for s, c in scored if fused_of.get(c.id) == target]
@@ -498,8 +509,8 @@ class FusionAgent:
         # else the episode holds from in between): ``mates`` is in score order
         prev = next((c for _, c in mates if c.ts <= e.ts), None)
         if cause is not None:
-            edges.append(Edge("causal", cause.id, e.id, 1.0, STATED_CAUSE))
-        if prev is not None and prev is not cause:  # one edge from a member, the stronger
+            edges.append(Edge("causal", cause[0].id, e.id, 1.0, cause[1]))
+        if prev is not None and (cause is None or prev is not cause[0]):  # one edge from a member, the stronger
             edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
                               "order within the episode"))
         return edges
@@ -521,10 +532,10 @@ class FusionAgent:
                                   "likely the same episode"))
         return edges
 
-    def _supersedes(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
-                    fused_of: dict[int, int], target: int) -> list[Edge]:
-        """Edges from ``e``, when it reports a change, to the plan it changes and that
-        plan's copies (:func:`replaced_plans`). A plan is often written down days before,
+    def _replaced(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
+                  fused_of: dict[int, int], target: int) -> list[EventView]:
+        """The plan ``e``, when it reports a change, changes and that plan's copies
+        (:func:`replaced_plans`): what it gets supersedes edges to. A plan is often written down days before,
         in other words than the news that moves it: besides the candidates, the earlier
         events whose event time falls between half a day before the report and
         ``window_days`` after it are considered."""
@@ -536,8 +547,7 @@ class FusionAgent:
             e.id, e.ts - DAY / 2, e.ts + horizon, written_by=e.ts) if i not in known])
         plans = [*candidates, *(extra[i] for i in sorted(extra))]
         mates = [c for c in candidates if fused_of.get(c.id) == target]
-        return [Edge("supersedes", e.id, plan.id, 1.0, "later report changes the plan")
-                for plan in replaced_plans(e, plans, horizon, mates)]
+        return replaced_plans(e, plans, horizon, mates)
 
     @staticmethod
     def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
@@ -577,6 +587,22 @@ class FusionAgent:
                 continue
             best = (key, c)
         return best[1] if best else None
+
+
+def _announcer(e: EventView, replaced: Sequence[EventView], candidates: Sequence[EventView]
+               ) -> EventView | None:
+    """The news among ``e``'s candidates that announced the change ``e`` reports to the
+    plan it replaced (``replaced``, the plan first): the latest recorded after the plan and
+    before ``e`` that reports a change itself, at the plan's time, naming two of the things
+    the plan names (the clinic's "Dr. Patel broke a wrist, your appointment on Thursday has
+    to be rebooked" before "the clinic rang: my appointment is now Saturday"), or None."""
+    if not replaced:
+        return None
+    plan = replaced[0]
+    news = [m for m in candidates if m.id != e.id and plan.ts < m.ts
+            and (m.ts, m.id) < (e.ts, e.id) and m.start is not None and changes(m)
+            and overlaps(m, plan) and len(about(m) & about(plan)) >= 2]
+    return max(news, key=lambda m: (m.ts, m.id), default=None)
 
 
 def thread_mate(db: apsw.Connection, e: EventView, minutes: float) -> int | None:

@@ -26,7 +26,15 @@ MEMBER = "member_of"
 """The kind under which :meth:`FusionGraph.counts` reports memberships."""
 STATED_CAUSE = "explicit cue"
 """The reason of a causal edge from the record an event names as its cause ("… because
-my flight is delayed"); the other causal edges follow the order within an episode."""
+my flight is delayed"); the other causal edges follow the order within an episode,
+except :data:`ANNOUNCED_CHANGE`."""
+ANNOUNCED_CHANGE = "news of the change"
+"""The reason of a causal edge from the news that announced a change (the clinic's "your
+appointment has to be rebooked") to the report of that change that replaced the plan
+("my appointment is now Saturday"), which names no cause of its own."""
+CAUSES = (STATED_CAUSE, ANNOUNCED_CHANGE)
+"""The reasons of causal edges that say why something happened (what a hit was
+``caused_by``), not only what came before it."""
 
 
 class FusionGraph:

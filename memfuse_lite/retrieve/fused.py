@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..fusion.graph import STATED_CAUSE, FusionGraph
+from ..fusion.graph import CAUSES, FusionGraph
 from ..index.base import EVENT, FUSED, IndexFilter
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
@@ -152,11 +152,11 @@ class FusedRetriever:
             # with it; otherwise only the hits returned say what they name as cause
             why = bool(ASKS_WHY.search(question))
             causes = self._incoming(graph, list(found), viewer, now, access, "causal",
-                                    STATED_CAUSE) if why else {}
+                                    CAUSES) if why else {}
             scored = _ranked(found, superseded, causes, access(found), viewer)
             if not why:
                 causes = self._incoming(graph, [eid for _, eid, _ in scored[:k]], viewer,
-                                        now, access, "causal", STATED_CAUSE)
+                                        now, access, "causal", CAUSES)
             events.update(read(eid for _, eid, _ in scored[:k]))
         return self._context(plan, scored, events, superseded, causes, graph, viewer, k)
 
@@ -231,8 +231,8 @@ class FusedRetriever:
 
     def _incoming(self, graph: FusionGraph | None, ids: list[int], viewer: str,
                   now: datetime | None, access: Access, kind: str = "supersedes",
-                  reason: str | None = None) -> dict[int, tuple[int, ...]]:
-        """The sources of each event's incoming ``kind`` edges (of ``reason``, if given)
+                  reasons: tuple[str, ...] | None = None) -> dict[int, tuple[int, ...]]:
+        """The sources of each event's incoming ``kind`` edges (of ``reasons``, if given)
         that the viewer may see: the reports that replaced it, or what it names as its
         cause."""
         if graph is None:
@@ -240,7 +240,7 @@ class FusedRetriever:
         out: dict[int, tuple[int, ...]] = {}
         for eid in ids:
             newer = [e.src for e in graph.edges_of(eid, (kind,), "in")
-                     if reason is None or e.reason == reason]
+                     if reasons is None or e.reason in reasons]
             if newer:
                 visible = self._visible(newer, viewer, now, access)
                 if visible:
