@@ -439,8 +439,12 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
         return False  # the records it cites do not state what it says
     if not quoted:
         return False  # no record holds half of the question's key words: nothing to go on
-    if len(rests) < len(quoted):
-        return False  # a question that asks several things: a part left unanswered
+    # a question that asks several things: a part left unanswered (the report the best
+    # record replaced, which the extractive answer quotes beside it, is one: "what time
+    # does the reminder give, and what time did Mia say?")
+    beside = _replaced(quoted[0], hits) if _parts(question) > 1 else []
+    if len(rests) < len(quoted) + len(beside):
+        return False
     words = set(keywords(question).split())
     most, best = max(len(_held(words, by_id[i])) for i in rests), len(_held(words, quoted[0]))
     if most < best:

@@ -713,6 +713,28 @@ def test_asked_what_a_plan_said_and_what_happened_the_answer_quotes_both() -> No
     assert "Golden Dragon" in answer.text and "Lotus Garden" in answer.text
 
 
+def test_an_llm_answer_to_what_a_replaced_report_said_and_what_replaced_it_needs_both(
+        ) -> None:
+    def hit(eid: int, text: str, source: str, user: str, ts: str,
+            superseded_by: tuple[int, ...] = ()) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", user, "phone",
+                                                     ts),), superseded_by=superseded_by)
+
+    moved = hit(1, "The clinic rang: my eye test appointment is now Thursday 6 February "
+                   "10:00, can you take the kids?", "chat", "mia", "2025-01-29T11:19:00")
+    reminder = hit(2, "Family calendar: Mia's eye test appointment Tuesday 4 February 10:30",
+                   "push", "ben", "2025-01-20T20:00:00", superseded_by=(1,))
+    other = hit(3, "Family calendar: Mia's eye test appointment Tuesday 25 February 11:00",
+                "push", "ben", "2025-02-20T20:00:00")
+    question = ("What time does Ben's reminder give for Mia's eye test appointment, and what "
+                "time did Mia say it is?")
+    # one look-alike reminder answers one of the two things asked: it does not stand
+    one = compose(question, (moved, reminder, other), (), None,
+                  citing("Tuesday 25 February 11:00", "25 February"))
+    assert one.mode == "fallback" and one.cited == (1, 2), one
+    assert "10:30" in one.text and "10:00" in one.text
+
+
 def test_an_llm_answer_from_an_older_look_alike_report_does_not_stand() -> None:
     def hit(eid: int, text: str, ts: str) -> Hit:
         return Hit(eid, 1.0 / eid, text, (Provenance(eid, "push", f"x{eid}", "ana", "phone",
