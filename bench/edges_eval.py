@@ -97,9 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             mem.close()
         causal = ("causal (explicit cue)", "causal (news of a change)", "causal (episode order)")
-        for kind, gold_kind in ((causal[0], "causal"), (causal[1], "causal"),
-                                (causal[2], "causal"),
-                                ("supersedes", "supersedes")):
+        for kind, gold_kind in (*((k, "causal") for k in causal), ("supersedes", "supersedes")):
             rows.append({"scorer": scorer, "edges": kind, "against": gold_kind,
                          **score(edges.get(kind, set()), gold.get(gold_kind, set()))})
         both = set().union(*(edges.get(kind, set()) for kind in causal))

@@ -147,8 +147,10 @@ def thread_of(source: str, meta: Mapping[str, Any]) -> str | None:
     number's digits), or None: not a message, or no conversation named."""
     for key in profile_of(source).thread_fields:
         value = meta.get(key)
-        names = sorted({" ".join(n.lower().split()) for n in _names(value)}) if not (
-            isinstance(value, int | float)) else [str(value)]
+        if isinstance(value, int | float):  # a numeric thread id
+            names = [str(value)]
+        else:
+            names = sorted({" ".join(n.lower().split()) for n in _names(value)})
         if not names:
             continue
         key_text = ", ".join(names)

@@ -241,12 +241,8 @@ class FusionAgent:
             fused_of[e.id] = target
             out.touched.add(target)
             replaced = self._replaced(db, e, candidates, fused_of, target)
-            cause = self._cause(e, candidates)
-            announcer = None if cause is not None else _announcer(e, replaced, candidates)
-            out.edges.extend(self._edges(
-                e, scored, fused_of, target,
-                (cause, STATED_CAUSE) if cause is not None else
-                (announcer, ANNOUNCED_CHANGE) if announcer is not None else None))
+            out.edges.extend(self._edges(e, scored, fused_of, target,
+                                         self._why(e, candidates, replaced)))
             if self.model is not None and self.cfg.links_per_event:
                 # where the rules decided the join, link by the pair model's probabilities
                 probable = scored if bands.learned else _best_first(
@@ -510,7 +506,8 @@ class FusionAgent:
         prev = next((c for _, c in mates if c.ts <= e.ts), None)
         if cause is not None:
             edges.append(Edge("causal", cause[0].id, e.id, 1.0, cause[1]))
-        if prev is not None and (cause is None or prev is not cause[0]):  # one edge from a member, the stronger
+        # one edge from a member, the stronger
+        if prev is not None and (cause is None or prev is not cause[0]):
             edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
                               "order within the episode"))
         return edges
@@ -535,10 +532,10 @@ class FusionAgent:
     def _replaced(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   fused_of: dict[int, int], target: int) -> list[EventView]:
         """The plan ``e``, when it reports a change, changes and that plan's copies
-        (:func:`replaced_plans`): what it gets supersedes edges to. A plan is often written down days before,
-        in other words than the news that moves it: besides the candidates, the earlier
-        events whose event time falls between half a day before the report and
-        ``window_days`` after it are considered."""
+        (:func:`replaced_plans`): what it gets supersedes edges to. A plan is often written
+        down days before, in other words than the news that moves it: besides the
+        candidates, the earlier events whose event time falls between half a day before
+        the report and ``window_days`` after it are considered."""
         if not changes(e):
             return []
         horizon = self.cfg.window_days * DAY
@@ -548,6 +545,17 @@ class FusionAgent:
         plans = [*candidates, *(extra[i] for i in sorted(extra))]
         mates = [c for c in candidates if fused_of.get(c.id) == target]
         return replaced_plans(e, plans, horizon, mates)
+
+    def _why(self, e: EventView, candidates: Sequence[EventView],
+             replaced: Sequence[EventView]) -> tuple[EventView, str] | None:
+        """What caused ``e`` and how that is known: the record it names as its cause
+        (:data:`STATED_CAUSE`), else, when it replaced a plan, the news that announced the
+        change (:data:`ANNOUNCED_CHANGE`)."""
+        cause = self._cause(e, candidates)
+        if cause is not None:
+            return cause, STATED_CAUSE
+        news = _announcer(e, replaced, candidates)
+        return None if news is None else (news, ANNOUNCED_CHANGE)
 
     @staticmethod
     def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
