@@ -11,7 +11,7 @@ import pytest
 from bench.gen import GenConfig, generate, review
 from bench.gen.household import answers, content, identity, visible
 from bench.gen.model import CATEGORIES, QuestionDraft
-from bench.gen.scenes import TEMPLATES
+from bench.gen.scenes import IDENTITY, TEMPLATES
 from bench.gen.text import contains_item
 from bench.generate import SMALL, load
 from memfuse_lite import Observation
@@ -91,6 +91,28 @@ def test_reviewer_rejects_underivable_hidden_and_ambiguous_questions() -> None:
     assert "also answers" in str(review(scene, good, [twin]))
     assert identity(scene) == identity(twin)
     assert content(scene.drafts[0]).startswith(scene.drafts[0].user + ": ")
+
+
+def test_no_look_alike_scene_begins_between_a_scene_and_its_question() -> None:
+    """A question about "the party" is asked before the next party for the same guest,
+    so one scene answers it."""
+    gen = generate(SMALL_CFG)
+    ts = {o["external_id"]: o["ts"] for o in gen.observations}
+    scenes = {s["id"]: s for s in gen.scenes}
+
+    def key(scene: dict) -> tuple[str, str]:
+        return scene["kind"], repr([scene["slots"].get(k) for k in IDENTITY[scene["kind"]]])
+
+    def first(scene: dict) -> str:
+        return min(ts[x] for x in scene["observations"])
+
+    checked = 0
+    for q in gen.questions:
+        scene = scenes[q["scene"]]
+        alike = [s for s in gen.scenes if s is not scene and key(s) == key(scene)]
+        assert not [s for s in alike if first(scene) <= first(s) <= q["now"]], q["id"]
+        checked += bool(alike)
+    assert checked, "some questions have a look-alike (an earlier one) to tell apart"
 
 
 @pytest.mark.parametrize("bad", [{"users": 1}, {"size": 10}, {"zh_rate": 1.5}])

@@ -217,11 +217,12 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
             scene, q = pool[category].pop()
             others = [o for o in alike[identity(scene)] if o is not scene]
             reason = review(scene, q, others, texts)
-            # Asked a day to six weeks later: a long-context window of recent records
-            # then rarely still holds the scene.
-            asked = scene.end + timedelta(days=rng.randint(1, 42))
+            asked = _asked(rng, scene, others)
+            if asked is None:
+                reason = reason or "a look-alike scene began before it could be asked"
+                asked = scene.end + timedelta(days=1)
             row = {"text": q.text, "viewer": q.viewer,
-                   "now": asked.replace(hour=21, minute=0).isoformat(timespec="minutes"),
+                   "now": asked.isoformat(timespec="minutes"),
                    "category": q.category, "answer": q.answer, "checklist": q.checklist,
                    "evidence": [[scene.draft(k).source, scene.draft(k).external_id]
                                 for k in q.evidence],
@@ -240,6 +241,22 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
                         for a, b, kind in s.links],
               "slots": s.slots} for s in scenes]
     return Generated([d.to_json() for d in unique], questions, truth, rejected)
+
+
+def _asked(rng: random.Random, scene: Scene, others: list[Scene]) -> datetime | None:
+    """When a question about ``scene`` is asked: 21:00 a day to six weeks after its last
+    record (a long-context window of recent records then rarely still holds the scene),
+    and before the next look-alike scene (same kind and identity) begins, so that "the
+    party" or "the dentist appointment" can mean one scene only; None when a look-alike
+    begins before the day after ``scene`` ends."""
+    days = 42
+    first = min(d.ts for d in scene.drafts)
+    after = [min(d.ts for d in o.drafts) for o in others if o.end >= first]
+    if after:
+        days = min(days, (min(after).date() - scene.end.date()).days - 1)
+    if days < 1:
+        return None
+    return (scene.end + timedelta(days=rng.randint(1, days))).replace(hour=21, minute=0)
 
 
 def config_json(cfg: GenConfig) -> dict[str, Any]:
