@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from bench.gen import GenConfig, generate, review
-from bench.gen.household import answers, content, identity, visible
-from bench.gen.model import CATEGORIES, QuestionDraft
-from bench.gen.scenes import IDENTITY, TEMPLATES
-from bench.gen.text import contains_item
+from bench.gen import GenConfig, generate, household, review
+from bench.gen.household import answers, content, dated, fits, identity, visible
+from bench.gen.model import CATEGORIES, QuestionDraft, Scene
+from bench.gen.scenes import TEMPLATES
+from bench.gen.text import contains_item, day_text
 from bench.generate import SMALL, load
 from memfuse_lite import Observation
 
@@ -93,26 +93,56 @@ def test_reviewer_rejects_underivable_hidden_and_ambiguous_questions() -> None:
     assert content(scene.drafts[0]).startswith(scene.drafts[0].user + ": ")
 
 
-def test_no_look_alike_scene_begins_between_a_scene_and_its_question() -> None:
-    """A question about "the party" is asked before the next party for the same guest,
-    so one scene answers it."""
+def test_no_scene_a_question_fits_begins_between_its_scene_and_its_asking(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question about "the party" is asked before the next party for the same guest
+    (or names its day), so one scene answers it."""
+    laid: list = []
+    finish = household._finish
+
+    def keep(rng, cfg, scenes, chatter):  # type: ignore[no-untyped-def]
+        laid.extend(scenes)
+        return finish(rng, cfg, scenes, chatter)
+
+    monkeypatch.setattr(household, "_finish", keep)
     gen = generate(SMALL_CFG)
-    ts = {o["external_id"]: o["ts"] for o in gen.observations}
-    scenes = {s["id"]: s for s in gen.scenes}
+    by_id = {s.id: s for s in laid}
 
-    def key(scene: dict) -> tuple[str, str]:
-        return scene["kind"], repr([scene["slots"].get(k) for k in IDENTITY[scene["kind"]]])
+    def first(scene: Scene) -> str:
+        return min(d.ts for d in scene.drafts).isoformat(timespec="minutes")
 
-    def first(scene: dict) -> str:
-        return min(ts[x] for x in scene["observations"])
-
-    checked = 0
+    fitted = 0
     for q in gen.questions:
-        scene = scenes[q["scene"]]
-        alike = [s for s in gen.scenes if s is not scene and key(s) == key(scene)]
-        assert not [s for s in alike if first(scene) <= first(s) <= q["now"]], q["id"]
-        checked += bool(alike)
-    assert checked, "some questions have a look-alike (an earlier one) to tell apart"
+        scene = by_id[q["scene"]]
+        between = [o for o in laid if o is not scene and fits(q["text"], scene, o)
+                   and first(scene) <= first(o) <= q["now"]]
+        if q["text"].startswith("Around ") or "前后，" in q["text"]:
+            fitted += 1
+        else:
+            assert not between, q["id"]
+    assert fitted, "some questions another scene fits name their day"
+
+
+def test_a_question_another_scene_fits_names_its_day() -> None:
+    import random
+
+    rng = random.Random(2)
+    users = ["ana", "ben", "mia"]
+    day = GenConfig().start
+    trip = TEMPLATES["trip"](rng, users, "en", day, None, True)
+    land = next(q for q in trip.questions if q.category == "cross-user query")
+    again = TEMPLATES["trip"](rng, users, "en", day, {"city": trip.slots["city"]}, True)
+    traveller = trip.draft("chat").user
+    again_traveller = again.draft("chat").user
+    assert fits(land.text, trip, again) == (traveller == again_traveller)
+    elsewhere = replace(again, slots={**again.slots, "city": ["Nowhere", "无处"]})
+    assert not fits(land.text, trip, elsewhere)
+    assert not fits(land.text, trip, TEMPLATES["party"](rng, users, "en", day, None, False))
+    when = trip.draft("chat").ts.date()
+    assert dated(land, trip).startswith(f"Around {day_text(when, 'en')}, when does ")
+    zh = TEMPLATES["trip"](rng, users, "zh", day, None, True)
+    ask = next(q for q in zh.questions if q.category == "cross-user query")
+    assert dated(ask, zh) == f"{day_text(zh.draft('chat').ts.date(), 'zh')}前后，{ask.text}"
 
 
 @pytest.mark.parametrize("bad", [{"users": 1}, {"size": 10}, {"zh_rate": 1.5}])

@@ -8,13 +8,14 @@ links) is written beside the observations and never ingested.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field
+import re
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from .model import CATEGORIES, Draft, QuestionDraft, Scene
 from .scenes import IDENTITY, TEMPLATES
-from .text import contains_item
+from .text import contains_item, day_text
 
 USERS = ("ana", "ben", "mia", "leo")
 CHATTER_EN = [("Good morning! Weather today: {n}°C and cloudy", -5, 35),
@@ -197,8 +198,10 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
         d.external_id = f"o{i:07d}"
     kept = {id(d) for d in unique}
     alike: dict[tuple[str, str], list[Scene]] = {}
+    by_kind: dict[str, list[Scene]] = {}
     for scene in scenes:
         alike.setdefault(identity(scene), []).append(scene)
+        by_kind.setdefault(scene.kind, []).append(scene)
     pool: dict[str, list[tuple[Scene, QuestionDraft]]] = {c: [] for c in CATEGORIES}
     for scene in scenes:
         if all(id(d) in kept for d in scene.drafts):  # else an exact duplicate took its id
@@ -217,7 +220,13 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
             scene, q = pool[category].pop()
             others = [o for o in alike[identity(scene)] if o is not scene]
             reason = review(scene, q, others, texts)
-            asked = _asked(rng, scene, others)
+            # asked before the next scene it fits as well; failing room for that, naming
+            # its day, and asked before the next look-alike
+            asked = _asked(rng, scene, [o for o in by_kind[scene.kind]
+                                        if o is not scene and fits(q.text, scene, o)])
+            if asked is None:
+                q = replace(q, text=dated(q, scene))
+                asked = _asked(rng, scene, others)
             if asked is None:
                 reason = reason or "a look-alike scene began before it could be asked"
                 asked = scene.end + timedelta(days=1)
@@ -243,12 +252,47 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
     return Generated([d.to_json() for d in unique], questions, truth, rejected)
 
 
+def _names(value: Any) -> list[str]:
+    """The words a slot's value may be named by in a question (numbers and times left
+    out): a name, a city and its Chinese name."""
+    if isinstance(value, str):
+        return [value] if value and not value[:1].isdigit() else []
+    if isinstance(value, list):
+        return [n for v in value for n in _names(v)]
+    return []
+
+
+def fits(text: str, scene: Scene, other: Scene) -> bool:
+    """Whether a question about ``scene`` fits ``other`` as well: the same kind, the
+    same value in every slot whose value the question names ("the meeting with Priya
+    Nair": any trip to meet her), and among its people every household member it names
+    ("Ben's")."""
+    if other.kind != scene.kind:
+        return False
+    for key, value in scene.slots.items():
+        if any(n in text for n in _names(value)) and other.slots.get(key) != value:
+            return False
+    people = {d.user for d in other.drafts}
+    return all(u in people for u in USERS
+               if re.search(rf"\b{u.capitalize()}\b", text.replace("'s", " ")))
+
+
+def dated(q: QuestionDraft, scene: Scene) -> str:
+    """The question naming the day of its latest evidence record ("Around Saturday 11
+    January, when does Ben land in Chengdu?"), for when another scene fits it as well."""
+    day = max(scene.draft(k).ts for k in q.evidence).date()
+    if re.search(r"[\u4e00-\u9fff]", q.text):
+        return f"{day_text(day, 'zh')}前后，{q.text}"
+    return f"Around {day_text(day, 'en')}, {q.text[:1].lower()}{q.text[1:]}"
+
+
 def _asked(rng: random.Random, scene: Scene, others: list[Scene]) -> datetime | None:
     """When a question about ``scene`` is asked: 21:00 a day to six weeks after its last
     record (a long-context window of recent records then rarely still holds the scene),
-    and before the next look-alike scene (same kind and identity) begins, so that "the
-    party" or "the dentist appointment" can mean one scene only; None when a look-alike
-    begins before the day after ``scene`` ends."""
+    and before the next scene the question fits as well (:func:`fits`: the next party for
+    the same guest, the next flight to the same city: ``others``) begins, so that "the
+    party" or "when does Ben land in Chengdu" means one scene only; None when one begins
+    before the day after ``scene`` ends."""
     days = 42
     first = min(d.ts for d in scene.drafts)
     after = [min(d.ts for d in o.drafts) for o in others if o.end >= first]
