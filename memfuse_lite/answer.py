@@ -26,6 +26,7 @@ from .records import FusedMemory, Hit, Provenance
 from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from .retrieve.planner import ASKS_WHY, QUESTION_WORDS, keywords
 from .text.features import entities_of, lookalikes
+from .text.timerange import find_time_range
 from .text.tokens import words
 from .timeutil import epoch_of
 
@@ -376,12 +377,13 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     ``evidence_tokens`` (:func:`evidence_for`)."""
     if not hits:
         return Draft(DONT_KNOW, False, (), Usage(), None)
+    asked, question = question, _without_time(question, now)
     hits = for_answer(question, hits)
     if llm is not None:
         evidence = evidence_for(hits, fused, llm, evidence_tokens)
         try:
             value, completion = llm.complete_json(
-                prompt.messages(question, now.isoformat(timespec="minutes") if now else "unknown",
+                prompt.messages(asked, now.isoformat(timespec="minutes") if now else "unknown",
                                 evidence.text, choices),
                 prompt.schema(choices), max_tokens=200, operation="answer")
         except LLMError as exc:
@@ -410,7 +412,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                     # a letter whose option the cited records do not state is a guess
                     choice = _extractive_choice(choices, hits, embed)[0]
                 # like the extractive answer, say what the report it rests on replaced
-                note, old = _replaces(by_id[rests[0]], hits)
+                note, old = _replaces(question, [by_id[i] for i in rests], hits)
                 return Draft(text + note, True, (*rests, *(i for i in old if i not in rests)),
                              completion.usage, choice, "llm")
             # an answer that does not stand does not pick the letter either
@@ -422,6 +424,16 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     letter, decided = _extractive_choice(choices, hits, embed)
     return Draft(text, known, cited or _cited(decided), Usage(), letter,
                  "fallback" if llm is not None else "extractive")  # an LLM that failed
+
+
+def _without_time(question: str, now: datetime | None) -> str:
+    """``question`` without the time phrase retrieval already filtered by ("Around
+    Monday 17 February, when does Ben land?"): the records the answer picks from lie in
+    that time, and its words would match a record that merely names the weekday."""
+    found = find_time_range(question, now) if now is not None else None
+    for phrase in found.phrases if found is not None else ():
+        question = question.replace(phrase, " ")
+    return question
 
 
 def _cited(event_id: int | None) -> tuple[int, ...]:
@@ -442,7 +454,7 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
     # a question that asks several things: a part left unanswered (the report the best
     # record replaced, which the extractive answer quotes beside it, is one: "what time
     # does the reminder give, and what time did Mia say?")
-    beside = _replaced(quoted[0], hits) if _parts(question) > 1 else []
+    beside = _replaces(question, quoted, hits)[1] if _parts(question) > 1 else ()
     if len(rests) < len(quoted) + len(beside):
         return False
     words = set(keywords(question).split())
@@ -519,6 +531,8 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     words."""
     words = set(keywords(question).split())
     current = [h for h in hits if not h.superseded_by] or list(hits)
+    if ASKS_SEVERAL.search(question):
+        current = _latest_episode(current, words)
     top = current[0]
     first = _held(words, top)
     chosen, covered = [top], set(first)
@@ -557,13 +571,35 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     return chosen
 
 
-def _alike(top: Hit, hit: Hit, words: set[str], first: frozenset[str]) -> bool:
+def _latest_episode(current: list[Hit], words: set[str]) -> list[Hit]:
+    """``current`` for an answer listing several like things: as it is, unless a like
+    record of the best one (:func:`_alike`, whenever recorded) lies more than
+    :data:`EPISODE_DAYS` later; then the best like record recorded within that of the
+    latest one comes first, and the like records of earlier episodes go. "What did we buy
+    for Kenji's party?" asks about his latest party, not the one whose payment names the
+    birthday cake."""
+    top, first = current[0], _held(words, current[0])
+    like = [h for h in current if _alike(top, h, words, first, days=math.inf)]
+    last = max(epoch_of(h.provenance[0].ts) for h in like)
+
+    def earlier(h: Hit) -> bool:
+        return last - epoch_of(h.provenance[0].ts) > EPISODE_DAYS * DAY
+
+    if not earlier(top):
+        return current
+    stale = {h.event_id for h in like if earlier(h)}
+    latest = next(h for h in like if not earlier(h))
+    return [latest, *(h for h in current if h is not latest and h.event_id not in stale)]
+
+
+def _alike(top: Hit, hit: Hit, words: set[str], first: frozenset[str],
+           days: float = EPISODE_DAYS) -> bool:
     """Whether ``hit`` reports another of the things ``top`` reports: from the same app,
-    recorded within :data:`EPISODE_DAYS` of it, and holding all but one of the question's
+    recorded within ``days`` (:data:`EPISODE_DAYS`) of it, and holding all but one of the question's
     key words ``top`` holds (``first``; two at least): the balloons, the cake and the
     lanterns paid for Lucas's party, not the cake for Kenji's."""
     a, b = top.provenance[0], hit.provenance[0]
-    return (a.source == b.source and abs(epoch_of(a.ts) - epoch_of(b.ts)) <= EPISODE_DAYS * DAY
+    return (a.source == b.source and abs(epoch_of(a.ts) - epoch_of(b.ts)) <= days * DAY
             and len(_held(words, hit) & first) >= max(2, len(first) - 1))
 
 
@@ -574,27 +610,40 @@ def _extractive(question: str, hits: tuple[Hit, ...], chosen: list[Hit] | None =
     chosen = _quoted(question, hits) if chosen is None else chosen
     if not chosen:
         return DONT_KNOW, False, ()
-    top = chosen[0]
     quotes = []
     for h in chosen:
         p = h.provenance[0]
         quotes.append(f"{p.source} from {p.user} ({p.ts[:16]}): {h.text.strip()}")
-    note, old = _replaces(top, hits)
+    note, old = _replaces(question, chosen, hits)
     return "According to " + "; ".join(quotes) + note, True, (
         *(h.event_id for h in chosen), *old)
 
 
+_ASKS_BEFORE = re.compile(r"\b(?:originally|original|initially|first|planned|previous(?:ly)?|"
+                          r"earlier|before)\b|原定|原来|本来|最初|起初|原计划|原先|之前", re.I)
+"""A question about the plan before it changed ("when was the meeting planned?", "first
+booked for"): the replaced report answers it."""
+
+
 def _replaced(hit: Hit, hits: Sequence[Hit]) -> list[Hit]:
     """The retrieved report ``hit`` replaced (the first, in answer order), if any: what
-    an answer resting on ``hit`` quotes beside it."""
+    an answer resting on ``hit`` may quote beside it (:func:`_replaces`)."""
     return [h for h in hits if hit.event_id in h.superseded_by][:1]
 
 
-def _replaces(hit: Hit, hits: Sequence[Hit]) -> tuple[str, tuple[int, ...]]:
-    """What an answer resting on ``hit`` adds when ``hit`` replaced a retrieved report
-    (the plan before it moved): a note quoting that report (:func:`_replaced`), and its
-    id to cite."""
-    replaced = _replaced(hit, hits)
+def _replaces(question: str, rests: Sequence[Hit], hits: Sequence[Hit]
+              ) -> tuple[str, tuple[int, ...]]:
+    """What an answer resting on ``rests`` adds when the first of them replaced a
+    retrieved report (the plan before it moved) that holds a key word of the question
+    none of ``rests`` holds ("what time does Mia's reminder give, and what did Ana say?"):
+    or asked about the plan before the change (:data:`_ASKS_BEFORE`): a note quoting that
+    report (:func:`_replaced`), and its id to cite. A replaced plan that adds nothing the
+    question asks about is not cited ("when does Ben land?" rests
+    on his message, not on the meeting it moved)."""
+    words = set(keywords(question).split())
+    held = set().union(*(_held(words, h) for h in rests))
+    replaced = [h for h in _replaced(rests[0], hits)
+                if _ASKS_BEFORE.search(question) or _held(words, h) - held]
     if not replaced:
         return "", ()
     old = replaced[0]

@@ -646,22 +646,23 @@ def test_an_extractive_answer_quotes_a_record_per_part_of_the_question() -> None
     assert whole.mode == "llm" and whole.cited == (1, 2), whole
 
 
-def test_an_extractive_answer_to_each_of_several_things_quotes_each_record() -> None:
-    def hit(eid: int, text: str, user: str, ts: str, source: str = "payment") -> Hit:
-        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", user, "phone",
-                                                     ts),))
+def _record(eid: int, text: str, user: str, ts: str, source: str = "payment") -> Hit:
+    """A retrieved record by ``user`` in ``source``, ranked by its id."""
+    return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", user, "phone", ts),))
 
-    hits = (hit(1, "Paid ¥297.58 for paper lanterns for Lucas Martin's party", "ana",
+
+def test_an_extractive_answer_to_each_of_several_things_quotes_each_record() -> None:
+    hits = (_record(1, "Paid ¥297.58 for paper lanterns for Lucas Martin's party", "ana",
                 "2025-01-10T17:37:00"),
-            hit(2, "Lucas Martin's birthday party at home, Monday 13 January 18:00", "ben",
+            _record(2, "Lucas Martin's birthday party at home, Monday 13 January 18:00", "ben",
                 "2025-01-07T09:05:00", "calendar"),
-            hit(3, "Paid ¥93.57 for birthday cake for Kenji Ito's party", "ben",
+            _record(3, "Paid ¥93.57 for birthday cake for Kenji Ito's party", "ben",
                 "2025-01-09T17:36:00"),
-            hit(4, "Paid ¥37.78 for balloons for Lucas Martin's party", "mia",
+            _record(4, "Paid ¥37.78 for balloons for Lucas Martin's party", "mia",
                 "2025-01-09T17:33:00"),
-            hit(5, "Paid ¥12.00 for party hats for Lucas Martin's party", "mia",
+            _record(5, "Paid ¥12.00 for party hats for Lucas Martin's party", "mia",
                 "2024-12-01T17:00:00"),
-            hit(6, "Paid ¥127.64 for party hats for Lucas Martin's party", "ben",
+            _record(6, "Paid ¥127.64 for party hats for Lucas Martin's party", "ben",
                 "2025-01-08T17:36:00"))
     each = compose("What did the household buy for Lucas Martin's party, and what did each "
                    "item cost?", hits, (), None, None)
@@ -674,17 +675,37 @@ def test_an_extractive_answer_to_each_of_several_things_quotes_each_record() -> 
     assert one.known and one.cited == (1,), one
 
 
-def test_asked_what_was_paid_the_answer_quotes_the_payments_first() -> None:
-    def hit(eid: int, text: str, user: str, ts: str, source: str = "payment") -> Hit:
-        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", user, "phone",
-                                                     ts),))
+def test_asked_for_each_of_several_things_the_answer_quotes_the_latest_episode() -> None:
+    # the payment naming the birthday cake holds the most of the question's words, but
+    # belongs to the guest's party of a month before
+    hits = (_record(1, "Paid ¥93.57 for birthday cake for Kenji Ito's party", "ben",
+                "2025-01-16T17:36:00"),
+            _record(2, "Paid ¥104.89 for balloons for Kenji Ito's party", "mia",
+                "2025-01-14T17:20:00"),
+            _record(3, "Paid ¥210.84 for paper lanterns for Kenji Ito's party", "ben",
+                "2025-02-01T17:50:00"),
+            _record(4, "Paid ¥132.86 for balloons for Kenji Ito's party", "mia",
+                "2025-01-31T17:24:00"),
+            _record(5, "Paid ¥279.85 for a board game for Kenji Ito's party", "ana",
+                "2025-01-30T17:20:00"),
+            _record(6, "Kenji Ito's birthday party at home, Tuesday 4 February 15:00", "ana",
+                "2025-01-29T09:05:00", "calendar"))
+    latest = compose("What did the household buy for Kenji Ito's birthday party, and what "
+                     "did each item cost?", hits, (), None, None)
+    assert latest.known and {3, 4, 5} <= set(latest.cited) <= {3, 4, 5, 6}, latest
+    # asked about one thing: the best record, whenever it was paid
+    one = compose("How much was the birthday cake for Kenji Ito's party?", hits, (), None,
+                  None)
+    assert one.known and one.cited == (1,), one
 
+
+def test_asked_what_was_paid_the_answer_quotes_the_payments_first() -> None:
     # the party's calendar entry holds more of the question's words than any payment
-    hits = (hit(1, "Maria Gomez的生日派对（在家），1月15日周三 15:00", "mia",
+    hits = (_record(1, "Maria Gomez的生日派对（在家），1月15日周三 15:00", "mia",
                 "2025-01-07T09:05:00", "calendar"),
-            hit(2, "为Maria Gomez的派对买水果拼盘，支付¥207.48", "ana", "2025-01-09T17:44:00"),
-            hit(3, "为Maria Gomez的派对买气球，支付¥264.65", "mia", "2025-01-08T17:34:00"),
-            hit(4, "为Lucas Martin的派对买气球，支付¥251.15", "ben", "2025-01-12T17:07:00"))
+            _record(2, "为Maria Gomez的派对买水果拼盘，支付¥207.48", "ana", "2025-01-09T17:44:00"),
+            _record(3, "为Maria Gomez的派对买气球，支付¥264.65", "mia", "2025-01-08T17:34:00"),
+            _record(4, "为Lucas Martin的派对买气球，支付¥251.15", "ben", "2025-01-12T17:07:00"))
     paid = compose("家里为Maria Gomez的生日派对买了哪些东西，各花了多少钱？", hits, (), None,
                    None)
     assert paid.known and paid.cited[:2] == (2, 1) and set(paid.cited) == {1, 2, 3}, paid

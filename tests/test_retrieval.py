@@ -71,7 +71,13 @@ def test_current_report_comes_first_and_is_cited(mem: MemFuse) -> None:
     assert answer.known
     cited = [c.provenance[0].external_id for c in answer.citations]
     assert cited[0] in ("den-chat", "den-sms")
-    assert "Thursday 4pm" in answer.text and "replaces" in answer.text
+    assert "Thursday 4pm" in answer.text
+    # the calendar entry it moved adds nothing asked: neither quoted nor cited
+    assert "replaces" not in answer.text and "den-cal" not in cited
+    before = asyncio.run(mem.ask("When was my dentist appointment originally?", viewer="ana",
+                                 now=now))
+    cited = [c.provenance[0].external_id for c in before.citations]
+    assert "replaces" in before.text and "den-cal" in cited, before.text
 
 
 def test_fused_memories_bring_in_what_plain_retrieval_misses(mem: MemFuse) -> None:

@@ -162,6 +162,28 @@ def test_a_question_naming_two_days_covers_the_days_between(question: str, start
     assert (rng.start.date().isoformat(), rng.end.date().isoformat()) == (start, end)
 
 
+@pytest.mark.parametrize(
+    ("question", "start", "end", "phrase"),
+    [
+        ("Around Monday 3 March, when does Ben land in Chengdu?", "2025-02-28", "2025-03-06",
+         "Around Monday 3 March"),
+        ("3月3日周一前后，Ben几点到成都？", "2025-02-28", "2025-03-06", "3月3日周一前后"),
+        ("Where did Mia have dinner on Monday 3 March?", "2025-03-03", "2025-03-03",
+         "on Monday 3 March"),
+        ("Mia3月3日周一和Li Wei在哪里吃的晚饭？", "2025-03-03", "2025-03-03", "3月3日周一"),
+        ("what happened around the 3rd of March?", "2025-02-28", "2025-03-06",
+         "around the 3rd of March"),
+    ],
+)
+def test_a_date_takes_its_weekday_and_around_widens_it(question: str, start: str, end: str,
+                                                       phrase: str) -> None:
+    rng = find_time_range(question, datetime(2025, 3, 12))
+    assert rng is not None and rng.phrases == (phrase,)
+    assert (rng.start.date().isoformat(), rng.end.date().isoformat()) == (start, end)
+    plan = plan_query(question, datetime(2025, 3, 12))
+    assert not {"monday", "around", "周一", "前后"} & set(" ".join(plan.rewrites[1:]).split())
+
+
 def test_the_planner_drops_every_time_phrase_from_the_keywords() -> None:
     plan = plan_query("weight at the beginning of January and at the end of January",
                       datetime(2025, 3, 12))

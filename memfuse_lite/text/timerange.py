@@ -119,6 +119,11 @@ _RE_EN_DAY_AFTER = re.compile(  # "January 9th| to 11th", "Jan 9|-11", "between 
 _RE_EN_DAY_BEFORE = re.compile(  # "from the 9th to| 11th January"
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s*{_TO}\s*(?:the\s+)?$", re.I)
 _RE_ZH_DAY_AFTER = re.compile(rf"\s*{_ZH_TO}\s*({_ZH_NUM})[日号號]")
+_RE_EN_DATE_LEAD = re.compile(  # "around| Monday 17 February", "on| Monday, 17 February"
+    rf"\b(?:(around|about|on)\s+)?({_EN_WD}),?\s+(?:the\s+)?$|\b(around)\s+(?:the\s+)?$", re.I)
+_RE_ZH_DATE_TAIL = re.compile(r"\s*(?:(?:周|星期|礼拜)[一二三四五六日天])?\s*(前后|左右)?")
+AROUND_DAYS = 3
+"""How far "around 17 February" ("2月17日前后") reaches on either side of the day."""
 _RE_ZH_DAY_SPAN = re.compile(  # "1月9-11日"
     rf"{_ZH_YEAR}?{_ZH_MONTH_NUM}月({_ZH_NUM})\s*{_ZH_TO}\s*({_ZH_NUM})[日号號]")
 _RE_EN_REL = re.compile(
@@ -444,6 +449,18 @@ def _date_range(rx: re.Pattern[str], m: re.Match[str], days: Days, text: str
                 start, first = start.replace(day=since), head.start()
     if tail and upto is not None:
         end, last = upto, tail.end()
+    around = False
+    if rx is _RE_ZH_DATE:  # "1月9日周四前后": its weekday, and "around"
+        lead = _RE_ZH_DATE_TAIL.match(text, last)
+        if lead is not None and lead.end() > last:
+            around, last = bool(lead.group(1)), lead.end()
+    else:
+        lead = _RE_EN_DATE_LEAD.search(text, 0, first)
+        if lead is not None and lead.end() > lead.start():
+            around = bool(lead.group(1) in ("around", "Around") or lead.group(3))
+            first = lead.start()
+    if around:
+        start, end = start - timedelta(days=AROUND_DAYS), end + timedelta(days=AROUND_DAYS)
     return (start, end), text[first:last]
 
 
