@@ -406,7 +406,8 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
                                          if j in cited and j not in rests))
             quoted = _quoted(question, hits)
-            if _stands(question, claim, cited, rests, quoted, hits, choices is not None):
+            if not _echoes(claim, asked) and _stands(question, claim, cited, rests, quoted,
+                                                     hits, choices is not None):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
@@ -424,6 +425,14 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     letter, decided = _extractive_choice(choices, hits, embed)
     return Draft(text, known, cited or _cited(decided), Usage(), letter,
                  "fallback" if llm is not None else "extractive")  # an LLM that failed
+
+
+def _echoes(claim: str, question: str) -> bool:
+    """Whether ``claim`` only restates ``question`` (a small model's "Around Tuesday 4
+    February, when does Ben land?" given as its answer): no content word or number of its
+    own."""
+    return not _said(claim) - _said(question) and \
+        set(_NUMBER.findall(claim)) <= set(_NUMBER.findall(question))
 
 
 def _without_time(question: str, now: datetime | None) -> str:

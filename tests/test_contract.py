@@ -14,6 +14,7 @@ import pytest
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
 from memfuse_lite.answer import (
     DONT_KNOW,
+    _echoes,
     compose,
     evidence_for,
     for_answer,
@@ -849,6 +850,19 @@ def test_an_llm_answer_without_a_number_does_not_answer_how_much() -> None:
         "answer": "Party hats for Omar Aziz's party at home, Thursday 16 January 18:00",
         "citations": [1, 2], "known": True}))
     assert dated.mode == "fallback" and "46.30" in dated.text, "a date is not what it cost"
+
+
+def test_an_llm_answer_that_restates_the_question_does_not_stand() -> None:
+    chat = Hit(1, 1.0, "航班延误了，我11:10才到新加坡。和Omar Aziz的会改到明天了",
+               (Provenance(1, "chat", "x1", "ben", "phone", "2025-02-04T06:20:00"),))
+    meeting = Hit(2, 0.9, "与Omar Aziz在新加坡开会，2月4日周二 14:00",
+                  (Provenance(2, "calendar", "x2", "ben", "laptop", "2025-01-30T10:05:00"),))
+    question = "2月4日周二前后，Ben几点到新加坡？"
+    echo = compose(question, (chat, meeting), (), datetime(2025, 2, 5, 21), ScriptedLLM(
+        lambda op, prompt: {"answer": question, "citations": [1, 2], "known": True}))
+    assert echo.mode == "fallback" and "11:10" in echo.text, echo
+    assert _echoes(question, question) and _echoes("Ben几点到新加坡", question)
+    assert not _echoes("11:10", question) and not _echoes("Ben到新加坡是上午", question)
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:
