@@ -436,9 +436,9 @@ def _echoes(claim: str, question: str) -> bool:
 
 
 def _without_time(question: str, now: datetime | None) -> str:
-    """``question`` without the time phrase retrieval already filtered by ("Around
-    Monday 17 February, when does Ben land?"): the records the answer picks from lie in
-    that time, and its words would match a record that merely names the weekday."""
+    """``question`` without the time phrase the planner reads in it ("Around Monday 17
+    February, when does Ben land?"; retrieval filters by that time): its words would
+    favour a record that merely names the weekday."""
     found = find_time_range(question, now) if now is not None else None
     for phrase in found.phrases if found is not None else ():
         question = question.replace(phrase, " ")
@@ -604,8 +604,8 @@ def _latest_episode(current: list[Hit], words: set[str]) -> list[Hit]:
 def _alike(top: Hit, hit: Hit, words: set[str], first: frozenset[str],
            days: float = EPISODE_DAYS) -> bool:
     """Whether ``hit`` reports another of the things ``top`` reports: from the same app,
-    recorded within ``days`` (:data:`EPISODE_DAYS`) of it, and holding all but one of the question's
-    key words ``top`` holds (``first``; two at least): the balloons, the cake and the
+    recorded within ``days`` (:data:`EPISODE_DAYS`) of it, and holding all but one of the
+    question's key words ``top`` holds (``first``; two at least): the balloons, the cake and the
     lanterns paid for Lucas's party, not the cake for Kenji's."""
     a, b = top.provenance[0], hit.provenance[0]
     return (a.source == b.source and abs(epoch_of(a.ts) - epoch_of(b.ts)) <= days * DAY
@@ -643,12 +643,12 @@ def _replaced(hit: Hit, hits: Sequence[Hit]) -> list[Hit]:
 def _replaces(question: str, rests: Sequence[Hit], hits: Sequence[Hit]
               ) -> tuple[str, tuple[int, ...]]:
     """What an answer resting on ``rests`` adds when the first of them replaced a
-    retrieved report (the plan before it moved) that holds a key word of the question
-    none of ``rests`` holds ("what time does Mia's reminder give, and what did Ana say?"):
-    or asked about the plan before the change (:data:`_ASKS_BEFORE`): a note quoting that
-    report (:func:`_replaced`), and its id to cite. A replaced plan that adds nothing the
-    question asks about is not cited ("when does Ben land?" rests
-    on his message, not on the meeting it moved)."""
+    retrieved report (the plan before it moved): a note quoting that report
+    (:func:`_replaced`) and its id to cite, when the report holds a key word of the
+    question none of ``rests`` holds ("what time does Mia's reminder give, and what did
+    Ana say?") or the question asks about the plan before the change
+    (:data:`_ASKS_BEFORE`). A replaced plan that adds nothing asked is not cited ("when
+    does Ben land?" rests on his message, not on the meeting it moved)."""
     words = set(keywords(question).split())
     held = set().union(*(_held(words, h) for h in rests))
     replaced = [h for h in _replaced(rests[0], hits)

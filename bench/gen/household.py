@@ -274,7 +274,7 @@ def fits(text: str, scene: Scene, other: Scene) -> bool:
             return False
     people = {d.user for d in other.drafts}
     return all(u in people for u in USERS
-               if re.search(rf"\b{u.capitalize()}\b", text.replace("'s", " ")))
+               if re.search(rf"\b{u.capitalize()}\b", text))
 
 
 def dated(q: QuestionDraft, scene: Scene) -> str:

@@ -457,7 +457,7 @@ def _date_range(rx: re.Pattern[str], m: re.Match[str], days: Days, text: str
     else:
         lead = _RE_EN_DATE_LEAD.search(text, 0, first)
         if lead is not None and lead.end() > lead.start():
-            around = bool(lead.group(1) in ("around", "Around") or lead.group(3))
+            around = (lead.group(1) or lead.group(3) or "").lower() == "around"
             first = lead.start()
     if around:
         start, end = start - timedelta(days=AROUND_DAYS), end + timedelta(days=AROUND_DAYS)
