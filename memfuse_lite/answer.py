@@ -123,6 +123,22 @@ ask questions of three datasets: any weight from 0.1 to 0.3 puts a gold record o
 often than the retrieval order alone (bench/RESULTS.md, ask)."""
 
 
+PHRASE_PRIOR = 0.2
+"""Weight of the share of the question's word pairs a record holds in the same order
+(:func:`_pairs`), beside the share of its words: "the meeting with Lucas Martin" in the
+message that moved that meeting, not in one that moved another and cancelled a dinner
+with Lucas Martin (on the household ask questions any weight from 0.1 to 0.4 orders the
+answers alike)."""
+
+
+def _pairs(text: str, skip: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Neighbouring content words of a text as "first second", function words (and
+    ``skip``) left out."""
+    seq = [w for w in words(text[:4000])
+           if w not in FUNCTION_WORDS and w not in skip and not w.isdigit()]
+    return frozenset(f"{a} {b}" for a, b in zip(seq, seq[1:], strict=False))
+
+
 def _asked(question: str) -> frozenset[str]:
     """The question's content words, question words left out."""
     return _said(question) - QUESTION_WORDS
@@ -142,7 +158,8 @@ def _about(hit: Hit) -> frozenset[str]:
 def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     """The retrieved records ordered for answering ``question``: by the share of the
     question's words each one holds (a word rare among these records counts more; its
-    author and app count as words it holds), plus a prior for its retrieval rank.
+    author and app count as words it holds) and of its neighbouring word pairs
+    (:data:`PHRASE_PRIOR`), plus a prior for its retrieval rank.
     Retrieval ranks what is about the question; this ranks what states what the
     question asks. A later report that replaced a record (``superseded_by``) comes just
     before it, when retrieved, whatever words the older one shares with the question
@@ -156,12 +173,16 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     found = Counter(w for words_ in held for w in words_)
     weight = {w: math.log(1.0 + len(hits) / (1.0 + found[w])) for w in asked}
     total = sum(weight.values())
+    phrase = _pairs(question, QUESTION_WORDS)
+    paired = [phrase & _pairs(h.text) for h in hits]
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
-             for rank, words_ in enumerate(held)]
+             + (PHRASE_PRIOR * len(pairs) / len(phrase) if phrase else 0.0)
+             for rank, (words_, pairs) in enumerate(zip(held, paired, strict=True))]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
     ordered = _latest_first(_beside([hits[i] for i in order], lambda h: h.superseded_by,
                                     after=False),
-                            {h.event_id: w for h, w in zip(hits, held, strict=True)})
+                            {h.event_id: w | p for h, w, p in zip(hits, held, paired,
+                                                                   strict=True)})
     if ASKS_WHY.search(question):
         return _beside(ordered, lambda h: h.caused_by, after=True)
     return ordered
@@ -441,7 +462,9 @@ def _without_time(question: str, now: datetime | None) -> str:
     favour a record that merely names the weekday."""
     found = find_time_range(question, now) if now is not None else None
     for phrase in found.phrases if found is not None else ():
-        question = question.replace(phrase, " ")
+        # and the comma after a leading phrase, which would read as another part asked
+        # ("Around Monday 17 February, when …": :func:`_parts`)
+        question = re.sub(re.escape(phrase) + r"\s*[,，]?", " ", question)
     return question
 
 
@@ -486,7 +509,8 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
     # resting on an older look-alike of a report the answer order puts first (last
     # month's "your parcel from Peak Outdoor arrives today" for this week's)
     asked = _asked(question)
-    held = {h.event_id: asked & _about(h) for h in hits}
+    phrase = _pairs(question, QUESTION_WORDS)
+    held = {h.event_id: asked & _about(h) | phrase & _pairs(h.text) for h in hits}
     said = {h.event_id: _said(h.text) for h in hits}
     return not any(_newer_alike(by_id[i], h, held, said)
                    for i in rests for h in hits if h.event_id not in rests)
@@ -527,11 +551,14 @@ def _held(words: set[str], hit: Hit) -> frozenset[str]:
 
 
 def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
-    """The records an extractive answer quotes: the best current record and, for a
-    question that asks several things, those among the next best that hold a key word of
-    the question the quoted ones do not and two they do (another part of the same
-    happening: the calendar entry's time, the clinic's message with the address), one per
-    further part, at most :data:`EXTRACT_RECORDS`; for a question asking for each of
+    """The records an extractive answer quotes: the best current record (asked about the
+    plan before a change, :data:`_ASKS_BEFORE`, the best record that replaced no other
+    retrieved one) and, for a question that asks several things, those among the next
+    best that hold a key word of the question the quoted ones do not (another part of the
+    same happening: the calendar entry's time, the clinic's message with the address),
+    one per further part, at most :data:`EXTRACT_RECORDS`: first those fusion put in the
+    best one's memory, then, only when none of those is quoted, others that hold two key
+    words the quoted ones hold as well; for a question asking for each of
     several things, the best one's like records (:func:`_alike`); for a question asking
     why, what the best one names as its cause, when retrieved, comes second. Asked what
     was paid, the best one is the best stating an amount, when one about as much about
@@ -539,7 +566,11 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     replaced, which the answer quotes beside it) hold at least half of the question's key
     words."""
     words = set(keywords(question).split())
-    current = [h for h in hits if not h.superseded_by] or list(hits)
+    if _ASKS_BEFORE.search(question):  # the plan before the change, not what replaced it
+        replacing = {j for h in hits for j in h.superseded_by}
+        current = [h for h in hits if h.event_id not in replacing] or list(hits)
+    else:
+        current = [h for h in hits if not h.superseded_by] or list(hits)
     if ASKS_SEVERAL.search(question):
         current = _latest_episode(current, words)
     top = current[0]
@@ -549,8 +580,9 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
         # asked what was paid: the best record stating an amount that is about as much
         # about the question first (the payments for the party before the party's
         # calendar entry, which follows it)
-        paid = next((h for h in current[1:EXTRACT_POOL] if _AMOUNT.search(h.text)
-                     and 2 * len(_held(words, h)) >= len(first)), None)
+        paid = next((h for h in current[1:] if _together(top, h) and _AMOUNT.search(h.text)),
+                    None) or next((h for h in current[1:EXTRACT_POOL] if _AMOUNT.search(h.text)
+                                   and 2 * len(_held(words, h)) >= len(first)), None)
         if paid is not None:
             current.remove(paid)
             current.insert(0, paid)
@@ -559,13 +591,17 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     for old in _replaced(top, hits):  # quoted beside it ("Ana's calendar shows …, and
         covered |= _held(words, old)  # where did it actually happen?")
     most = min(EXTRACT_RECORDS, _parts(question))
-    for h in current[1:EXTRACT_POOL]:
-        if len(chosen) >= most:
-            break
-        held = _held(words, h)
-        if held - covered and len(held & covered) >= 2 and 2 * len(held) >= len(first):
-            chosen.append(h)
-            covered |= held
+    pool = current[1:EXTRACT_POOL]
+    mates = [h for h in pool if _together(top, h)]
+    for linked, group in ((True, mates), (False, [h for h in pool if h not in mates])):
+        if not linked and any(_together(top, c) for c in chosen[1:]):
+            break  # fusion gathered the other parts: another memory's look-alikes stay out
+        for h in group:
+            held = _held(words, h)
+            if len(chosen) < most and held - covered and 2 * len(held) >= len(first) \
+                    and (linked or len(held & covered) >= 2):
+                chosen.append(h)
+                covered |= held
     if ASKS_SEVERAL.search(question):
         have = {h.event_id for h in chosen}
         alike = [h for h in current[1:]
@@ -575,9 +611,17 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
         cause = next((h for h in hits if h.event_id in top.caused_by), None)
         if cause is not None and all(c.event_id != cause.event_id for c in chosen):
             chosen.insert(1, cause)
-    if words and len(covered) < max(1, (len(words) + 1) // 2):
+    # a plan asked about before it changed: what moved it says what it was ("my dentist
+    # appointment moved to …")
+    moved = set().union(*(_held(words, h) for h in hits if h.event_id in top.superseded_by))
+    if words and len(covered | moved) < max(1, (len(words) + 1) // 2):
         return []
     return chosen
+
+
+def _together(top: Hit, hit: Hit) -> bool:
+    """Whether fusion put ``hit`` in the memory of ``top`` (one happening)."""
+    return top.fused_id is not None and hit.fused_id == top.fused_id
 
 
 def _latest_episode(current: list[Hit], words: set[str]) -> list[Hit]:
@@ -644,15 +688,18 @@ def _replaces(question: str, rests: Sequence[Hit], hits: Sequence[Hit]
               ) -> tuple[str, tuple[int, ...]]:
     """What an answer resting on ``rests`` adds when the first of them replaced a
     retrieved report (the plan before it moved): a note quoting that report
-    (:func:`_replaced`) and its id to cite, when the report holds a key word of the
-    question none of ``rests`` holds ("what time does Mia's reminder give, and what did
-    Ana say?") or the question asks about the plan before the change
-    (:data:`_ASKS_BEFORE`). A replaced plan that adds nothing asked is not cited ("when
-    does Ben land?" rests on his message, not on the meeting it moved)."""
+    (:func:`_replaced`) and its id to cite, when the question asks several things and the
+    report holds a key word of it none of ``rests`` holds ("what time does Mia's reminder
+    give, and what did Ana say?"), or when it asks about the plan before the change
+    (:data:`_ASKS_BEFORE`). A replaced plan that adds no part asked is not cited ("when
+    does Ben land?" rests on his message, not on the meeting it moved; "when is Ana's
+    appointment with Dr. Lin?" on the clinic's new time, not on the calendar entry that
+    names the doctor)."""
     words = set(keywords(question).split())
     held = set().union(*(_held(words, h) for h in rests))
+    several = _parts(question) > 1
     replaced = [h for h in _replaced(rests[0], hits)
-                if _ASKS_BEFORE.search(question) or _held(words, h) - held]
+                if _ASKS_BEFORE.search(question) or several and _held(words, h) - held]
     if not replaced:
         return "", ()
     old = replaced[0]

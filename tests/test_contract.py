@@ -5,6 +5,7 @@ changes the outcome. The model is a scripted fake: these tests are about the eng
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -735,6 +736,72 @@ def test_asked_what_a_plan_said_and_what_happened_the_answer_quotes_both() -> No
     assert "Golden Dragon" in answer.text and "Lotus Garden" in answer.text
 
 
+def test_asked_one_thing_the_answer_quotes_the_plan_a_report_replaced_only_when_asked(
+        ) -> None:
+    planned = Hit(1, 1.0, "Dentist – Dr. Lin, Friday 10 January 15:00 at Lin Dental Clinic",
+                  (Provenance(1, "calendar", "x1", "ana", "laptop", "2025-01-07T08:38:00"),),
+                  superseded_by=(2,))
+    moved = Hit(2, 0.9, "The clinic rang: my dentist appointment is now Saturday 11 January "
+                        "16:00, can you take the kids?",
+                (Provenance(2, "chat", "x2", "ana", "phone", "2025-01-09T11:45:00"),))
+    address = Hit(3, 0.8, "Lin Dental Clinic: please bring your vaccination record. Address: "
+                          "131 Canal Street",
+                  (Provenance(3, "sms", "x3", "ana", "phone", "2025-01-07T10:40:00"),))
+    hits = (planned, moved, address)
+    # the new time answers it; the calendar entry naming the doctor adds no part asked
+    now = compose("When is Ana's dentist appointment with Dr. Lin?", hits, (), None, None)
+    assert now.known and now.cited == (2,) and "16:00" in now.text, now
+    # asked about the plan before the change: the calendar entry, not the chat that moved it
+    first = compose("When was Ana's dentist appointment with Dr. Lin first booked for?", hits,
+                    (), None, None)
+    assert first.known and first.cited == (1,) and "15:00" in first.text, first
+
+
+def test_the_answer_prefers_the_record_holding_the_questions_phrase() -> None:
+    def chat(eid: int, text: str, ts: str) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, "chat", f"x{eid}", "ana", "phone",
+                                                     ts),))
+
+    party = chat(1, "Lucas Martin's birthday party at home, Monday 13 January 18:00",
+                 "2025-01-07T09:05:00")
+    # a later message holding every word of the question ("meeting", "Lucas Martin"), but
+    # about another meeting and a dinner with him, comes first in retrieval
+    other = chat(2, "My flight is delayed, I now land in Chengdu at 14:20. I moved the meeting "
+                    "with Omar Aziz to tomorrow, so I can't make dinner with Lucas Martin "
+                    "tonight", "2025-01-20T08:20:00")
+    this = chat(3, "My flight is delayed, I now land in Singapore at 13:40. I moved the "
+                   "meeting with Lucas Martin to tomorrow, so I can't make dinner with Tom "
+                   "Becker tonight", "2025-01-19T08:50:00")
+    question = "Why did Ana move the meeting with Lucas Martin?"
+    assert for_answer(question, (party, other, this))[0] is this
+    answer = compose(question, (party, other, this), (), None, None)
+    assert answer.known and answer.cited == (3,), answer
+
+
+def test_further_parts_are_quoted_from_the_best_records_memory_first() -> None:
+    def hit(eid: int, text: str, source: str, memory: int) -> Hit:
+        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", "mia", "phone",
+                                                     "2025-01-20T08:38:00"),),
+                   fused_id=memory)
+
+    calendar = hit(1, "Eye test – Dr. Rossi, Sunday 26 January 11:00 at Rossi Care Clinic",
+                   "calendar", 10)
+    # another memory's message holding two of the words quoted and one more
+    # ("double-booked")
+    other = hit(2, "Tanaka Dental Clinic: sorry, Dr. Tanaka double-booked the slot. Your eye "
+                   "test has to be rebooked", "sms", 11)
+    clinic = hit(3, "Rossi Care Clinic: please bring your vaccination record. Address: 187 "
+                    "Elm Road", "sms", 10)
+    question = ("When was Mia's eye test appointment with Dr. Rossi first booked for, at what "
+                "address, and what should be brought?")
+    together = compose(question, (calendar, other, clinic), (), None, None)
+    assert together.known and together.cited == (1, 3), together
+    # without fusion's memories, the message that shares the words is quoted as before
+    apart = compose(question, tuple(replace(h, fused_id=None) for h in (calendar, other, clinic)),
+                    (), None, None)
+    assert apart.cited == (1, 2, 3), apart
+
+
 def test_an_llm_answer_to_what_a_replaced_report_said_and_what_replaced_it_needs_both(
         ) -> None:
     def hit(eid: int, text: str, source: str, user: str, ts: str,
@@ -822,12 +889,22 @@ def test_an_llm_answer_from_a_replaced_report_alone_does_not_stand() -> None:
     current = compose(question, (planned, moved), (), None,
                       citing("Trattoria Roma, not Cafe Soleil", "Wednesday", "Trattoria"))
     assert current.mode == "llm" and 2 in current.cited, current
-    # an answer from the report that moved the plan says, as the extractive one does,
-    # what it replaced, and cites that too
+    # asked one thing, an answer from the report that moved the plan rests on it alone
     moved_only = compose(question, (moved, planned), (), None,
                          citing("Trattoria Roma", "Trattoria"))
-    assert moved_only.mode == "llm" and moved_only.cited == (2, 1), moved_only
-    assert moved_only.text.startswith("Trattoria Roma — this replaces an earlier report")
+    assert moved_only.mode == "llm" and moved_only.cited == (2,), moved_only
+    assert moved_only.text == "Trattoria Roma"
+    # asked several things, the plan it replaced answers a part when it holds a word
+    # asked that the report does not ("dinner"): the extractive answer quotes and cites
+    # both, and an answer resting on the report alone does not stand
+    several = "Where is the dinner with Wang Fang, and at what time?"
+    partial = compose(several, (moved, planned), (), None,
+                      citing("Trattoria Roma", "Trattoria"))
+    assert partial.mode == "fallback" and partial.cited == (2, 1), partial
+    assert "this replaces an earlier report" in partial.text
+    whole = compose(several, (moved, planned), (), None,
+                    citing("Trattoria Roma at 19:30", "Trattoria", "Dinner with"))
+    assert whole.mode == "llm" and whole.cited == (2, 1), whole
 
 
 def test_an_llm_answer_without_a_number_does_not_answer_how_much() -> None:

@@ -39,7 +39,8 @@ ASKS_WHY = re.compile(r"\b(?:why|how come|what caused|reason)\b|为什么|为何
 """A question that asks for a cause."""
 QUESTION_WORDS = frozenset("""what when where who whom whose which why how did does do is are was were
 will would could should can have has had the a an my me i of to in on at for about with from
-please tell remember recall 什么 什么时候 哪里 哪儿 谁 为什么 怎么 怎样 哪个 吗 呢 了 的 我 我的""".split())
+please tell remember recall 什么 什么时候 哪里 哪儿 谁 为什么 怎么 怎样 怎么样 哪个 哪家 哪些 哪位
+哪天 几点 几号 多少 多久 是否 吗 呢 了 的 我 我的""".split())
 
 
 @dataclass(frozen=True, slots=True)
