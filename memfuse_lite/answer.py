@@ -139,6 +139,14 @@ def _pairs(text: str, skip: frozenset[str] = frozenset()) -> frozenset[str]:
     return frozenset(f"{a} {b}" for a, b in zip(seq, seq[1:], strict=False))
 
 
+def _holding(question: str, hits: Sequence[Hit]
+             ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+    """For each of ``hits``: the question's content words it holds (:func:`_about`) and
+    the question's neighbouring word pairs it holds (:func:`_pairs`)."""
+    asked, phrase = _asked(question), _pairs(question, QUESTION_WORDS)
+    return ([asked & _about(h) for h in hits], [phrase & _pairs(h.text) for h in hits])
+
+
 def _asked(question: str) -> frozenset[str]:
     """The question's content words, question words left out."""
     return _said(question) - QUESTION_WORDS
@@ -169,12 +177,11 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
     asked = _asked(question)
     if not asked or len(hits) < 2:
         return tuple(hits)
-    held = [asked & _about(h) for h in hits]
+    held, paired = _holding(question, hits)
     found = Counter(w for words_ in held for w in words_)
     weight = {w: math.log(1.0 + len(hits) / (1.0 + found[w])) for w in asked}
     total = sum(weight.values())
     phrase = _pairs(question, QUESTION_WORDS)
-    paired = [phrase & _pairs(h.text) for h in hits]
     score = [sum(weight[w] for w in words_) / total + RANK_PRIOR / (1 + rank)
              + (PHRASE_PRIOR * len(pairs) / len(phrase) if phrase else 0.0)
              for rank, (words_, pairs) in enumerate(zip(held, paired, strict=True))]
@@ -508,9 +515,7 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
         return False
     # resting on an older look-alike of a report the answer order puts first (last
     # month's "your parcel from Peak Outdoor arrives today" for this week's)
-    asked = _asked(question)
-    phrase = _pairs(question, QUESTION_WORDS)
-    held = {h.event_id: asked & _about(h) | phrase & _pairs(h.text) for h in hits}
+    held = {h.event_id: w | p for h, w, p in zip(hits, *_holding(question, hits), strict=True)}
     said = {h.event_id: _said(h.text) for h in hits}
     return not any(_newer_alike(by_id[i], h, held, said)
                    for i in rests for h in hits if h.event_id not in rests)
@@ -593,7 +598,8 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     most = min(EXTRACT_RECORDS, _parts(question))
     pool = current[1:EXTRACT_POOL]
     mates = [h for h in pool if _together(top, h)]
-    for linked, group in ((True, mates), (False, [h for h in pool if h not in mates])):
+    others = [h for h in pool if not _together(top, h)]
+    for linked, group in ((True, mates), (False, others)):
         if not linked and any(_together(top, c) for c in chosen[1:]):
             break  # fusion gathered the other parts: another memory's look-alikes stay out
         for h in group:

@@ -759,8 +759,7 @@ def test_asked_one_thing_the_answer_quotes_the_plan_a_report_replaced_only_when_
 
 def test_the_answer_prefers_the_record_holding_the_questions_phrase() -> None:
     def chat(eid: int, text: str, ts: str) -> Hit:
-        return Hit(eid, 1.0 / eid, text, (Provenance(eid, "chat", f"x{eid}", "ana", "phone",
-                                                     ts),))
+        return _record(eid, text, "ana", ts, "chat")
 
     party = chat(1, "Lucas Martin's birthday party at home, Monday 13 January 18:00",
                  "2025-01-07T09:05:00")
@@ -780,9 +779,8 @@ def test_the_answer_prefers_the_record_holding_the_questions_phrase() -> None:
 
 def test_further_parts_are_quoted_from_the_best_records_memory_first() -> None:
     def hit(eid: int, text: str, source: str, memory: int) -> Hit:
-        return Hit(eid, 1.0 / eid, text, (Provenance(eid, source, f"x{eid}", "mia", "phone",
-                                                     "2025-01-20T08:38:00"),),
-                   fused_id=memory)
+        return replace(_record(eid, text, "mia", "2025-01-20T08:38:00", source),
+                       fused_id=memory)
 
     calendar = hit(1, "Eye test – Dr. Rossi, Sunday 26 January 11:00 at Rossi Care Clinic",
                    "calendar", 10)
