@@ -28,7 +28,7 @@ from .retrieve.planner import ASKS_WHY, QUESTION_WORDS, keywords
 from .text.features import entities_of, lookalikes
 from .text.timerange import find_time_range
 from .text.tokens import words
-from .timeutil import epoch_of
+from .timeutil import epoch_of, to_epoch
 
 log = logging.getLogger("memfuse_lite.answer")
 Embed = Callable[[list[str]], np.ndarray]
@@ -141,10 +141,17 @@ def _pairs(text: str, skip: frozenset[str] = frozenset()) -> frozenset[str]:
 
 def _holding(question: str, hits: Sequence[Hit]
              ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
-    """For each of ``hits``: the question's content words it holds (:func:`_about`) and
-    the question's neighbouring word pairs it holds (:func:`_pairs`)."""
+    """For each of ``hits``: the question's content words it holds (:func:`_about`; a
+    report that replaced one of ``hits`` and holds a word of the question itself holds
+    that plan's too: "the clinic rang: my appointment is now Wednesday" is about the
+    appointment with Dr. Patel it moved) and the question's neighbouring word pairs it
+    holds (:func:`_pairs`)."""
     asked, phrase = _asked(question), _pairs(question, QUESTION_WORDS)
-    return ([asked & _about(h) for h in hits], [phrase & _pairs(h.text) for h in hits])
+    own = [asked & _about(h) for h in hits]
+    held = [w | frozenset().union(*(own[j] for j, plan in enumerate(hits)
+                                    if h.event_id in plan.superseded_by)) if w else w
+            for h, w in zip(hits, own, strict=True)]
+    return held, [phrase & _pairs(h.text) for h in hits]
 
 
 def _asked(question: str) -> frozenset[str]:
@@ -163,16 +170,20 @@ def _about(hit: Hit) -> frozenset[str]:
     return _said(hit.text) | _origin(hit)
 
 
-def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
+def for_answer(question: str, hits: Sequence[Hit], around: float | None = None
+               ) -> tuple[Hit, ...]:
     """The retrieved records ordered for answering ``question``: by the share of the
     question's words each one holds (a word rare among these records counts more; its
-    author and app count as words it holds) and of its neighbouring word pairs
+    author and app count as words it holds, and a report of a change holds what the plan
+    it replaced holds: :func:`_holding`) and of its neighbouring word pairs
     (:data:`PHRASE_PRIOR`), plus a prior for its retrieval rank.
     Retrieval ranks what is about the question; this ranks what states what the
-    question asks. A later report that replaced a record (``superseded_by``) comes just
-    before it, when retrieved, whatever words the older one shares with the question
-    (the calendar entry names the restaurant, the message moving the dinner names both),
-    and the latest of look-alike reports before the older ones (:func:`_latest_first`).
+    question asks. Of look-alike reports, the latest comes before the older ones, or,
+    for a question that names a time (``around``, epoch seconds: the middle of the days
+    it names), the one recorded closest to it (:func:`_preferred_first`). A later report
+    that replaced a record (``superseded_by``) comes just before it, when retrieved,
+    whatever words the older one shares with the question (the calendar entry names the
+    restaurant, the message moving the dinner names both), the best-ordered first.
     For a question asking why, what a record names as its cause comes just after it."""
     asked = _asked(question)
     if not asked or len(hits) < 2:
@@ -186,29 +197,32 @@ def for_answer(question: str, hits: Sequence[Hit]) -> tuple[Hit, ...]:
              + (PHRASE_PRIOR * len(pairs) / len(phrase) if phrase else 0.0)
              for rank, (words_, pairs) in enumerate(zip(held, paired, strict=True))]
     order = sorted(range(len(hits)), key=lambda i: (-score[i], i))
-    ordered = _latest_first(_beside([hits[i] for i in order], lambda h: h.superseded_by,
-                                    after=False),
-                            {h.event_id: w | p for h, w, p in zip(hits, held, paired,
-                                                                   strict=True)})
+    ordered = _beside(_preferred_first([hits[i] for i in order],
+                                       {h.event_id: w | p for h, w, p in
+                                        zip(hits, held, paired, strict=True)}, around),
+                      lambda h: h.superseded_by, after=False)
     if ASKS_WHY.search(question):
         return _beside(ordered, lambda h: h.caused_by, after=True)
     return ordered
 
 
-def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple[Hit, ...]:
-    """``hits`` in order, except that a later look-alike of a record (:func:`_newer_alike`)
-    moves to just before it, latest first: of two "my flight is delayed, I now land in
-    Chengdu" messages, the question that names no day asks about the latest; one that
-    names the older one's day keeps it first (the later one does not hold that day)."""
+def _preferred_first(hits: Sequence[Hit], held: dict[int, frozenset[str]],
+                     around: float | None = None) -> tuple[Hit, ...]:
+    """``hits`` in order, except that the look-alikes of a record preferred to it
+    (:func:`_preferred_alike`) move to just before it, the most preferred first: of two
+    "my flight is delayed, I now land in Chengdu" messages, the question that names no
+    day asks about the latest; one that names the older one's day keeps it first (the
+    later one does not hold that day, or, the day taken out of the question, ``around``
+    is closer to the older one)."""
     said = {h.event_id: _said(h.text) for h in hits}
     out: list[Hit] = []
     placed: set[int] = set()
     for i, hit in enumerate(hits):
         if hit.event_id in placed:
             continue
-        later = [h for h in hits[i + 1:] if h.event_id not in placed
-                 and _newer_alike(hit, h, held, said)]
-        for h in sorted(later, key=lambda h: h.provenance[0].ts, reverse=True):
+        better = [h for h in hits[i + 1:] if h.event_id not in placed
+                  and _preferred_alike(hit, h, held, said, around)]
+        for h in sorted(better, key=lambda h: _preference(h, around)):
             out.append(h)
             placed.add(h.event_id)
         out.append(hit)
@@ -216,15 +230,21 @@ def _latest_first(hits: Sequence[Hit], held: dict[int, frozenset[str]]) -> tuple
     return tuple(out)
 
 
-def _newer_alike(old: Hit, new: Hit, held: Mapping[int, frozenset[str]],
-                 said: Mapping[int, frozenset[str]]) -> bool:
-    """Whether ``new`` is a later look-alike report of ``old``: from the same app, recorded
-    later, sharing most of its content words (``said``,
-    :func:`~.text.features.lookalikes`) and holding every question word it holds
-    (``held``)."""
+def _preference(hit: Hit, around: float | None) -> float:
+    """Sort key among look-alike reports: the latest first, or the closest to ``around``."""
+    ts = epoch_of(hit.provenance[0].ts)
+    return -ts if around is None else abs(ts - around)
+
+
+def _preferred_alike(old: Hit, new: Hit, held: Mapping[int, frozenset[str]],
+                     said: Mapping[int, frozenset[str]], around: float | None = None) -> bool:
+    """Whether ``new`` is a look-alike report of ``old`` to answer with instead: from the
+    same app, sharing most of its content words (``said``,
+    :func:`~.text.features.lookalikes`), holding every question word it holds (``held``)
+    and recorded later, or, for a question naming a time (``around``), closer to it."""
     return (bool(new.provenance and old.provenance)
             and new.provenance[0].source == old.provenance[0].source
-            and new.provenance[0].ts > old.provenance[0].ts
+            and _preference(new, around) < _preference(old, around)
             and held[new.event_id] >= held[old.event_id]
             and lookalikes(said[old.event_id], said[new.event_id]))
 
@@ -232,8 +252,8 @@ def _newer_alike(old: Hit, new: Hit, held: Mapping[int, frozenset[str]],
 def _beside(hits: Sequence[Hit], linked: Callable[[Hit], tuple[int, ...]], *,
             after: bool) -> tuple[Hit, ...]:
     """``hits`` in order, except that the records ``linked`` names for a record, when they
-    come later, move to just before it (``after``: just after it): a record's later
-    replacements (``superseded_by``) before it, what it names as its cause
+    come later, move to just before it (``after``: just after it), in their order: a
+    record's later replacements (``superseded_by``) before it, what it names as its cause
     (``caused_by``) after it."""
     at = {h.event_id: i for i, h in enumerate(hits)}
     out: list[Hit] = []
@@ -241,7 +261,8 @@ def _beside(hits: Sequence[Hit], linked: Callable[[Hit], tuple[int, ...]], *,
     for hit in hits:
         if hit.event_id in placed:
             continue
-        moved = [hits[at[j]] for j in linked(hit) if j in at and j not in placed]
+        moved = sorted((hits[at[j]] for j in linked(hit) if j in at and j not in placed),
+                       key=lambda h: at[h.event_id])
         placed.update([hit.event_id, *(h.event_id for h in moved)])
         out += [hit, *moved] if after else [*moved, hit]
     return tuple(out)
@@ -406,7 +427,8 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     if not hits:
         return Draft(DONT_KNOW, False, (), Usage(), None)
     asked, question = question, _without_time(question, now)
-    hits = for_answer(question, hits)
+    around = _asked_time(asked, now)
+    hits = for_answer(question, hits, around)
     if llm is not None:
         evidence = evidence_for(hits, fused, llm, evidence_tokens)
         try:
@@ -435,7 +457,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
                                          if j in cited and j not in rests))
             quoted = _quoted(question, hits)
             if not _echoes(claim, asked) and _stands(question, claim, cited, rests, quoted,
-                                                     hits, choices is not None):
+                                                     hits, choices is not None, around):
                 if choice is not None and choices is not None and not supported(
                         choices[choice], question, [by_id[i] for i in rests]):
                     # a letter whose option the cited records do not state is a guess
@@ -475,16 +497,33 @@ def _without_time(question: str, now: datetime | None) -> str:
     return question
 
 
+AROUND_DAYS = 7
+"""The longest span of days a question names that still points at one moment
+(:func:`_asked_time`): "around Tuesday 28 January" is read as the three days either side
+of it; "in January" points at none."""
+
+
+def _asked_time(question: str, now: datetime | None) -> float | None:
+    """The middle of the days ``question`` names (epoch seconds), when they span at most
+    :data:`AROUND_DAYS`; else None."""
+    found = find_time_range(question, now) if now is not None else None
+    if found is None or (found.end - found.start).total_seconds() > AROUND_DAYS * DAY:
+        return None
+    return (to_epoch(found.start) + to_epoch(found.end)) / 2.0
+
+
 def _cited(event_id: int | None) -> tuple[int, ...]:
     """The record a letter was picked from, cited when the answer quotes none."""
     return () if event_id is None else (event_id,)
 
 
 def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
-            quoted: Sequence[Hit], hits: Sequence[Hit], multiple_choice: bool) -> bool:
+            quoted: Sequence[Hit], hits: Sequence[Hit], multiple_choice: bool,
+            around: float | None = None) -> bool:
     """Whether an LLM answer stands: ``claim`` (what it says) resting on the records
     ``rests`` among those it ``cited``, for a question the extractive answer quotes
-    ``quoted`` for, over the records ``hits`` (in answer order)."""
+    ``quoted`` for, over the records ``hits`` (in answer order; ``around``: the time the
+    question names, :func:`_asked_time`)."""
     by_id = {h.event_id: h for h in hits}
     if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
         return False  # the records it cites do not state what it says
@@ -513,11 +552,12 @@ def _stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int,
     # nothing that one says anew: an out-of-date state given as the current one
     if any(by_id[i].superseded_by and _stale(claim, by_id[i], by_id, cited) for i in rests):
         return False
-    # resting on an older look-alike of a report the answer order puts first (last
-    # month's "your parcel from Peak Outdoor arrives today" for this week's)
+    # resting on a look-alike of a report the answer order puts first, older or further
+    # from the time asked (last month's "your parcel from Peak Outdoor arrives today" for
+    # this week's)
     held = {h.event_id: w | p for h, w, p in zip(hits, *_holding(question, hits), strict=True)}
     said = {h.event_id: _said(h.text) for h in hits}
-    return not any(_newer_alike(by_id[i], h, held, said)
+    return not any(_preferred_alike(by_id[i], h, held, said, around)
                    for i in rests for h in hits if h.event_id not in rests)
 
 
@@ -547,11 +587,11 @@ EPISODE_DAYS = 3.0
 gathers an episode over, ``FusionConfig.window_days``)."""
 
 
-def _held(words: set[str], hit: Hit) -> frozenset[str]:
-    """The question's key words a record holds: in its text, among its names, or naming
-    the app or user it came from ("Ana's calendar")."""
+def _held(words: set[str], hit: Hit, origin: bool = True) -> frozenset[str]:
+    """The question's key words a record holds: in its text, among its names, or (with
+    ``origin``) naming the app or user it came from ("Ana's calendar")."""
     lowered = hit.text.lower()
-    names = set(entities_of(hit.text)) | _origin(hit)
+    names = set(entities_of(hit.text)) | (_origin(hit) if origin else frozenset())
     return frozenset(w for w in words if w in lowered or w in names)
 
 
@@ -562,8 +602,8 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     best that hold a key word of the question the quoted ones do not (another part of the
     same happening: the calendar entry's time, the clinic's message with the address),
     one per further part, at most :data:`EXTRACT_RECORDS`: first those fusion put in the
-    best one's memory, then, only when none of those is quoted, others that hold two key
-    words the quoted ones hold as well; for a question asking for each of
+    best one's memory, then, only when none of those is quoted, others that hold, in what
+    they say (not as their author or app), two key words the quoted ones hold as well; for a question asking for each of
     several things, the best one's like records (:func:`_alike`); for a question asking
     why, what the best one names as its cause, when retrieved, comes second. Asked what
     was paid, the best one is the best stating an amount, when one about as much about
@@ -598,7 +638,10 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     most = min(EXTRACT_RECORDS, _parts(question))
     pool = current[1:EXTRACT_POOL]
     mates = [h for h in pool if _together(top, h)]
-    others = [h for h in pool if not _together(top, h)]
+    # of another memory's records, those recorded closest to the best one first: another
+    # part of its happening is recorded around the same time (the booking e-mail an hour
+    # before the calendar entry, not another trip's message a few days later)
+    others = sorted((h for h in pool if not _together(top, h)), key=lambda h: _apart(top, h))
     for linked, group in ((True, mates), (False, others)):
         if not linked and any(_together(top, c) for c in chosen[1:]):
             break  # fusion gathered the other parts: another memory's look-alikes stay out
@@ -623,6 +666,11 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     if words and len(covered | moved) < max(1, (len(words) + 1) // 2):
         return []
     return chosen
+
+
+def _apart(a: Hit, b: Hit) -> float:
+    """Seconds between when two records were recorded."""
+    return abs(epoch_of(a.provenance[0].ts) - epoch_of(b.provenance[0].ts))
 
 
 def _together(top: Hit, hit: Hit) -> bool:

@@ -800,6 +800,69 @@ def test_further_parts_are_quoted_from_the_best_records_memory_first() -> None:
     assert apart.cited == (1, 2, 3), apart
 
 
+def test_another_memorys_record_recorded_closest_to_the_best_one_is_quoted_first() -> None:
+    def hit(eid: int, text: str, source: str, ts: str, memory: int) -> Hit:
+        return replace(_record(eid, text, "ben", ts, source), fused_id=memory)
+
+    calendar = hit(1, "Meeting with Lucas Martin in Osaka, Friday 21 February 15:00", "calendar",
+                   "2025-02-17T10:29:00", 10)
+    # both add "flight" and hold two words quoted: another trip's message two days later,
+    # and the booking an hour before the calendar entry
+    chat = hit(2, "My flight is delayed, I now land in Beijing at 15:30. I moved the meeting "
+                  "with Sara Kim to tomorrow", "chat", "2025-02-19T07:50:00", 11)
+    booking = hit(3, "Booking confirmed: flight HO2695 to Osaka on Friday 21 February, departs "
+                     "08:00", "email", "2025-02-17T09:27:00", 12)
+    question = ("Which flight did Ben take to Osaka for the meeting with Lucas Martin, and "
+                "when was the meeting planned?")
+    answer = compose(question, (calendar, chat, booking), (), None, None)
+    assert answer.known and answer.cited == (1, 3), answer
+
+
+def test_a_report_of_a_change_holds_what_the_plan_it_replaced_names() -> None:
+    def hit(eid: int, text: str, source: str, user: str, ts: str,
+            superseded_by: tuple[int, ...] = ()) -> Hit:
+        return replace(_record(eid, text, user, ts, source), superseded_by=superseded_by)
+
+    # two calls the same morning, each moving another dentist appointment: only the plans
+    # they replaced say whose
+    other = hit(1, "The clinic rang: my dentist appointment is now Thursday 13 February "
+                   "16:30, can you take the kids?", "chat", "ben", "2025-02-11T11:43:00")
+    reminder = hit(2, "Family calendar: Ben's dentist appointment Wednesday 12 February 10:00",
+                   "push", "mia", "2025-02-08T09:00:00", (1,))
+    this = hit(3, "The clinic rang: my dentist appointment is now Wednesday 19 February 15:00, "
+                  "can you take the kids?", "chat", "ben", "2025-02-11T11:14:00")
+    patel = hit(4, "Dentist – Dr. Patel, Wednesday 12 February 10:30 at Patel Dental Clinic",
+                "calendar", "ben", "2025-02-08T08:29:00", (3,))
+    hits = (other, reminder, this, patel)
+    assert for_answer("When is Ben's dentist appointment with Dr. Patel?", hits)[0] is this
+    # a report that holds none of the question's words inherits nothing: of two reports
+    # that replaced the plan asked about, the one about it comes first
+    plan = hit(1, "Dinner with Omar Aziz at Golden Dragon on Tuesday 4 February 18:00, booked "
+                  "a table", "chat", "ana", "2025-02-01T12:00:00", (2, 3))
+    unrelated = hit(2, "来自Tom Becker：Golden Dragon今晚满了，改去Lotus Garden吧，时间不变", "sms",
+                    "ben", "2025-02-04T13:00:00")
+    moved = hit(3, "From Omar Aziz: Golden Dragon is fully booked tonight, let's meet at Blue "
+                   "Fin Sushi instead, same time", "sms", "ana", "2025-02-04T13:00:00")
+    assert for_answer("Where did Ana have dinner with Omar Aziz?",
+                      (unrelated, moved, plan))[:2] == (moved, unrelated)
+
+
+def test_asked_around_a_day_the_look_alike_recorded_closest_to_it_is_quoted() -> None:
+    def chat(eid: int, text: str, ts: str) -> Hit:
+        return _record(eid, text, "ben", ts, "chat")
+
+    later = chat(1, "My flight is delayed, I now land in Osaka at 16:00. I moved the meeting "
+                    "with Tom Becker to tomorrow", "2025-01-30T08:20:00")
+    this = chat(2, "My flight is delayed, I now land in Osaka at 13:10. I moved the meeting "
+                   "with Omar Aziz to tomorrow", "2025-01-28T07:20:00")
+    now = datetime(2025, 1, 30, 21, 0)
+    dated = compose("Around Tuesday 28 January, when did Ben land in Osaka?", (later, this),
+                    (), now, None)
+    assert dated.known and dated.cited == (2,), dated
+    # naming no day, the latest
+    assert compose("When did Ben land in Osaka?", (this, later), (), now, None).cited == (1,)
+
+
 def test_an_llm_answer_to_what_a_replaced_report_said_and_what_replaced_it_needs_both(
         ) -> None:
     def hit(eid: int, text: str, source: str, user: str, ts: str,
