@@ -26,6 +26,7 @@ from .records import FusedMemory, Hit, Provenance
 from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from .retrieve.planner import ASKS_WHY, QUESTION_WORDS, keywords
 from .text.features import entities_of, lookalikes
+from .text.timeexpr import MONTHS_EN, WEEKDAYS_EN
 from .text.timerange import find_time_range
 from .text.tokens import words
 from .timeutil import epoch_of, to_epoch
@@ -289,24 +290,39 @@ def _parts(question: str) -> int:
     return 1 + len(_PART.findall(question.strip()))
 
 
-def _used(answer: str, cited: Sequence[Hit], parts: int = 1) -> tuple[int, ...]:
+def _used(answer: str, cited: Sequence[Hit], parts: int = 1, dated: bool = True
+          ) -> tuple[int, ...]:
     """The records the answer rests on: the cited one that states most of what the answer
     says (the first such in answer order: ``cited`` follows :func:`for_answer`), then, for
     a question asking ``parts`` things, each next one that states most of what the kept
-    ones do not. A small model cites records beside the ones it answers from (measured
-    with ``bench ask``: a second citation was gold evidence less often than the first),
-    so only those are kept."""
+    ones do not: for a question asking no time or amount (not ``dated``), other than a
+    date or a number (the calendar entry's "Wednesday 19 February" in an answer that
+    leaves out the restaurant it shows answers no part). A small model cites records
+    beside the ones it answers from (measured with ``bench ask``: a second citation was
+    gold evidence less often than the first), so only those are kept."""
     wanted = _stated(answer)
     pool = [(h.event_id, _stated(_with_time(h))) for h in cited]
     kept: list[int] = []
+
+    def adds(states: frozenset[str]) -> frozenset[str]:
+        new = wanted & states
+        return new if dated or not kept else frozenset(w for w in new if w not in TIME_WORDS
+                                                       and not w.isdigit())
+
     while pool and len(kept) < parts:
-        best = max(range(len(pool)), key=lambda i: len(wanted & pool[i][1]))
+        best = max(range(len(pool)), key=lambda i: len(adds(pool[i][1])))
         eid, states = pool.pop(best)
-        if not wanted & states:
+        if not adds(states):
             break
         kept.append(eid)
         wanted -= states
     return tuple(kept)
+
+
+TIME_WORDS = frozenset(WEEKDAYS_EN) | frozenset(MONTHS_EN) | frozenset(
+    "月 日 号 周一 周二 周三 周四 周五 周六 周日 星期一 星期二 星期三 星期四 星期五 星期六 星期日 星期天 "
+    "上午 下午 晚上 中午 早上".split())
+"""Words that only say when (weekdays, months, parts of the day)."""
 
 
 _LETTER = re.compile(r"^\s*([A-Za-z])\s*(?:[.):、．]\s*(.*))?$", re.S)
@@ -449,8 +465,8 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
             choice = value.get("choice") if choices and value.get("choice") in choices else None
             # The model's own "known" flag is not trusted (small models set it at random):
             # its answer stands only when the records it cites state what it says.
-            used = _used(claim, [by_id[i] for i in cited], _parts(question)) \
-                if claim and cited else ()
+            used = _used(claim, [by_id[i] for i in cited], _parts(question),
+                         bool(_ASKS_VALUE.search(question))) if claim and cited else ()
             # what it rests on, and the cited reports that replaced any of those
             rests = used or cited
             rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by

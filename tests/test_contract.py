@@ -885,6 +885,22 @@ def test_an_llm_answer_to_what_a_replaced_report_said_and_what_replaced_it_needs
     assert "10:30" in one.text and "10:00" in one.text
 
 
+def test_an_llm_answer_resting_on_a_record_for_its_date_alone_answers_no_part() -> None:
+    plan = replace(_record(1, "Dinner with Sara Kim – Spice Route, Wednesday 19 February 19:30",
+                           "mia", "2025-02-16T13:00:00", "calendar"), superseded_by=(2,))
+    moved = _record(2, "From Sara Kim: Spice Route is fully booked tonight, let's meet at Cafe "
+                       "Soleil instead, same time", "ben", "2025-02-19T14:30:00", "sms")
+    question = ("Which restaurant does Mia's calendar show for the dinner with Sara Kim, and "
+                "where did it actually happen?")
+    # where it happened, and the calendar entry's date: the restaurant it shows is left out
+    llm = ScriptedLLM(lambda op, prompt: {
+        "answer": "Cafe Soleil, Wednesday 19 February 19:30", "known": True,
+        "citations": cite(prompt, "Spice Route, Wednesday", "Cafe Soleil instead")})
+    answer = compose(question, (plan, moved), (), None, llm)
+    assert answer.mode == "fallback" and "Spice Route, Wednesday" in answer.text, answer
+    assert answer.cited == (2, 1), answer
+
+
 def test_an_llm_answer_from_an_older_look_alike_report_does_not_stand() -> None:
     def hit(eid: int, text: str, ts: str) -> Hit:
         return Hit(eid, 1.0 / eid, text, (Provenance(eid, "push", f"x{eid}", "ana", "phone",
