@@ -603,11 +603,11 @@ EPISODE_DAYS = 3.0
 gathers an episode over, ``FusionConfig.window_days``)."""
 
 
-def _held(words: set[str], hit: Hit, origin: bool = True) -> frozenset[str]:
-    """The question's key words a record holds: in its text, among its names, or (with
-    ``origin``) naming the app or user it came from ("Ana's calendar")."""
+def _held(words: set[str], hit: Hit) -> frozenset[str]:
+    """The question's key words a record holds: in its text, among its names, or naming
+    the app or user it came from ("Ana's calendar")."""
     lowered = hit.text.lower()
-    names = set(entities_of(hit.text)) | (_origin(hit) if origin else frozenset())
+    names = set(entities_of(hit.text)) | _origin(hit)
     return frozenset(w for w in words if w in lowered or w in names)
 
 
@@ -618,11 +618,11 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     best that hold a key word of the question the quoted ones do not (another part of the
     same happening: the calendar entry's time, the clinic's message with the address),
     one per further part, at most :data:`EXTRACT_RECORDS`: first those fusion put in the
-    best one's memory, then, only when none of those is quoted, others that hold, in what
-    they say (not as their author or app), two key words the quoted ones hold as well; for a question asking for each of
-    several things, the best one's like records (:func:`_alike`); for a question asking
-    why, what the best one names as its cause, when retrieved, comes second. Asked what
-    was paid, the best one is the best stating an amount, when one about as much about
+    best one's memory, then, only when none of those is quoted, others (those recorded
+    closest to the best one first) that hold two key words the quoted ones hold as well;
+    for a question asking for each of several things, the best one's like records
+    (:func:`_alike`); for a question asking why, what the best one names as its cause,
+    when retrieved, comes second. Asked what was paid, the best one is the best stating an amount, when one about as much about
     the question is among the next best. None unless they (with the report the best one
     replaced, which the answer quotes beside it) hold at least half of the question's key
     words."""
@@ -685,7 +685,10 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
 
 
 def _apart(a: Hit, b: Hit) -> float:
-    """Seconds between when two records were recorded."""
+    """Seconds between when two records were recorded (infinite for one without
+    provenance)."""
+    if not (a.provenance and b.provenance):
+        return math.inf
     return abs(epoch_of(a.provenance[0].ts) - epoch_of(b.provenance[0].ts))
 
 
