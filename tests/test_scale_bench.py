@@ -27,3 +27,19 @@ def test_scale_measures_every_step(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert all(len(exps) == 1 for exps in result["growth"].values())
     with pytest.raises(SystemExit):
         main(["--sizes", "300,150"])
+
+
+def test_a_workload_is_generated_once_for_the_same_corpus_size_and_queries(
+        tmp_path: Path) -> None:
+    from bench.engine import prepare_workload
+
+    path = tmp_path / "workload.jsonl"
+    first = prepare_workload(path, "generated", 200, 5)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 200 and len(first) == 5
+    path.write_text("\n".join(lines[:10]) + "\n", encoding="utf-8")  # marks the file
+    assert prepare_workload(path, "generated", 200, 5) == first
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 10, "read again, not rewritten"
+    # another query count (or size, or corpus) writes the workload anew
+    assert len(prepare_workload(path, "generated", 200, 6)) == 6
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 200
