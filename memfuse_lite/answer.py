@@ -26,8 +26,8 @@ from .records import FusedMemory, Hit, Provenance
 from .retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from .retrieve.planner import ASKS_WHY, QUESTION_WORDS, keywords
 from .text.features import entities_of, lookalikes
-from .text.timeexpr import MONTHS_EN, WEEKDAYS_EN
-from .text.timerange import find_time_range
+from .text.timeexpr import MONTHS_EN, WEEKDAYS_EN, ZH_WEEKDAY
+from .text.timerange import TimeRange, find_time_range
 from .text.tokens import words
 from .timeutil import epoch_of, to_epoch
 
@@ -149,8 +149,11 @@ def _holding(question: str, hits: Sequence[Hit]
     holds (:func:`_pairs`)."""
     asked, phrase = _asked(question), _pairs(question, QUESTION_WORDS)
     own = [asked & _about(h) for h in hits]
-    held = [w | frozenset().union(*(own[j] for j, plan in enumerate(hits)
-                                    if h.event_id in plan.superseded_by)) if w else w
+    replaced: dict[int, list[frozenset[str]]] = {}  # report id -> what its plans hold
+    for plan, words_ in zip(hits, own, strict=True):
+        for report in plan.superseded_by:
+            replaced.setdefault(report, []).append(words_)
+    held = [w.union(*replaced.get(h.event_id, ())) if w else w
             for h, w in zip(hits, own, strict=True)]
     return held, [phrase & _pairs(h.text) for h in hits]
 
@@ -320,8 +323,8 @@ def _used(answer: str, cited: Sequence[Hit], parts: int = 1, dated: bool = True
 
 
 TIME_WORDS = frozenset(WEEKDAYS_EN) | frozenset(MONTHS_EN) | frozenset(
-    "月 日 号 周一 周二 周三 周四 周五 周六 周日 星期一 星期二 星期三 星期四 星期五 星期六 星期日 星期天 "
-    "上午 下午 晚上 中午 早上".split())
+    f"{week}{day}" for week in ("周", "星期") for day in ZH_WEEKDAY if day != "末") | frozenset(
+    "月 日 号 上午 下午 晚上 中午 早上".split())
 """Words that only say when (weekdays, months, parts of the day)."""
 
 
@@ -442,8 +445,9 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     ``evidence_tokens`` (:func:`evidence_for`)."""
     if not hits:
         return Draft(DONT_KNOW, False, (), Usage(), None)
-    asked, question = question, _without_time(question, now)
-    around = _asked_time(asked, now)
+    found = find_time_range(question, now) if now is not None else None
+    asked, question = question, _without_time(question, found)
+    around = _asked_time(found)
     hits = for_answer(question, hits, around)
     if llm is not None:
         evidence = evidence_for(hits, fused, llm, evidence_tokens)
@@ -501,11 +505,10 @@ def _echoes(claim: str, question: str) -> bool:
         set(_NUMBER.findall(claim)) <= set(_NUMBER.findall(question))
 
 
-def _without_time(question: str, now: datetime | None) -> str:
-    """``question`` without the time phrase the planner reads in it ("Around Monday 17
-    February, when does Ben land?"; retrieval filters by that time): its words would
-    favour a record that merely names the weekday."""
-    found = find_time_range(question, now) if now is not None else None
+def _without_time(question: str, found: TimeRange | None) -> str:
+    """``question`` without the time phrase the planner reads in it (``found``: "Around
+    Monday 17 February, when does Ben land?"; retrieval filters by that time): its words
+    would favour a record that merely names the weekday."""
     for phrase in found.phrases if found is not None else ():
         # and the comma after a leading phrase, which would read as another part asked
         # ("Around Monday 17 February, when …": :func:`_parts`)
@@ -519,10 +522,9 @@ AROUND_DAYS = 7
 of it; "in January" points at none."""
 
 
-def _asked_time(question: str, now: datetime | None) -> float | None:
-    """The middle of the days ``question`` names (epoch seconds), when they span at most
-    :data:`AROUND_DAYS`; else None."""
-    found = find_time_range(question, now) if now is not None else None
+def _asked_time(found: TimeRange | None) -> float | None:
+    """The middle of the days a question names (``found``; epoch seconds), when they span
+    at most :data:`AROUND_DAYS`; else None."""
     if found is None or (found.end - found.start).total_seconds() > AROUND_DAYS * DAY:
         return None
     return (to_epoch(found.start) + to_epoch(found.end)) / 2.0
@@ -622,8 +624,8 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     closest to the best one first) that hold two key words the quoted ones hold as well;
     for a question asking for each of several things, the best one's like records
     (:func:`_alike`); for a question asking why, what the best one names as its cause,
-    when retrieved, comes second. Asked what was paid, the best one is the best stating an amount, when one about as much about
-    the question is among the next best. None unless they (with the report the best one
+    when retrieved, comes second. Asked what was paid, the best one is the best stating
+    an amount, when one about as much about the question is among the next best. None unless they (with the report the best one
     replaced, which the answer quotes beside it) hold at least half of the question's key
     words."""
     words = set(keywords(question).split())
