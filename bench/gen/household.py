@@ -7,15 +7,18 @@ links) is written beside the observations and never ingested.
 
 from __future__ import annotations
 
+import bisect
 import random
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time, timedelta
+from functools import partial
 from typing import Any
 
 from .model import CATEGORIES, Draft, QuestionDraft, Scene
 from .scenes import IDENTITY, TEMPLATES
-from .text import contains_item, day_text
+from .text import contains_item, day_text, normalise
 
 USERS = ("ana", "ben", "mia", "leo")
 CHATTER_EN = [("Good morning! Weather today: {n}°C and cloudy", -5, 35),
@@ -79,19 +82,21 @@ def content(draft: Draft) -> str:
     return f"{draft.user}: {draft.text}"
 
 
-def answers(question: QuestionDraft, drafts: list[Draft], text: str | None = None) -> bool:
-    """Whether these observations (or their already joined ``text``) state every checklist
-    item of the question."""
-    if text is None:
-        text = "\n".join(content(d) for d in drafts)
-    return all(contains_item(text, item) for item in question.checklist)
+def answers(question: QuestionDraft, drafts: list[Draft], folded: str | None = None) -> bool:
+    """Whether these observations (or their joined text, already normalised: ``folded``)
+    state every checklist item of the question."""
+    if folded is None:
+        folded = normalise("\n".join(content(d) for d in drafts))
+    return all(contains_item(folded, item, normalised=True) for item in question.checklist)
 
 
 def review(scene: Scene, question: QuestionDraft, distractors: list[Scene],
-           texts: dict[int, str] | None = None) -> str | None:
+           holding: _Holding | None = None) -> str | None:
     """Why the question must be rejected, or None when it is sound: evidence the asker may
     not see, a checklist item the evidence does not state, or a distractor (another scene
-    with the same identity) that states every item too."""
+    with the same identity) that states every item too. ``holding`` indexes
+    ``distractors``' texts (:class:`_Holding`); pass one per distractor list when
+    reviewing many questions."""
     evidence = [scene.draft(k) for k in question.evidence]
     if not all(visible(question.viewer, d) for d in evidence):
         return "evidence the asker may not see"
@@ -99,13 +104,37 @@ def review(scene: Scene, question: QuestionDraft, distractors: list[Scene],
     for item in question.checklist:
         if not contains_item(text, item):
             return f"checklist item {item[0]!r} not in the evidence"
-    texts = {} if texts is None else texts
-    for other in distractors:
-        if id(other) not in texts:
-            texts[id(other)] = "\n".join(content(d) for d in other.drafts)
-        if answers(question, other.drafts, texts[id(other)]):
-            return f"distractor {other.id} also answers it"
+    holding = holding or _Holding(distractors)
+    answering = set(range(len(distractors)))
+    for item in question.checklist:
+        answering &= holding.any_of(item)
+    for at in sorted(answering):
+        if distractors[at] is not scene:
+            return f"distractor {distractors[at].id} also answers it"
     return None
+
+
+class _Holding:
+    """Which of a list of scenes state a checklist alias, remembered per alias: the
+    questions about one look-alike group share many aliases, and a million observations
+    lay look-alike groups of hundreds of scenes."""
+
+    def __init__(self, scenes: list[Scene]) -> None:
+        self.texts = [normalise("\n".join(content(d) for d in s.drafts)) for s in scenes]
+        self.known: dict[str, frozenset[int]] = {}
+
+    def any_of(self, aliases: list[str]) -> set[int]:
+        """The positions of the scenes whose text states any of these aliases."""
+        out: set[int] = set()
+        for alias in aliases:
+            if not alias:
+                continue
+            folded = normalise(alias)
+            if folded not in self.known:
+                self.known[folded] = frozenset(
+                    i for i, text in enumerate(self.texts) if folded in text)
+            out |= self.known[folded]
+        return out
 
 
 def _chatter(rng: random.Random, users: list[str], cfg: GenConfig, days: int) -> Draft:
@@ -198,10 +227,9 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
         d.external_id = f"o{i:07d}"
     kept = {id(d) for d in unique}
     alike: dict[tuple[str, str], list[Scene]] = {}
-    by_kind: dict[str, list[Scene]] = {}
     for scene in scenes:
         alike.setdefault(identity(scene), []).append(scene)
-        by_kind.setdefault(scene.kind, []).append(scene)
+    starts = _Starts(scenes)
     pool: dict[str, list[tuple[Scene, QuestionDraft]]] = {c: [] for c in CATEGORIES}
     for scene in scenes:
         if all(id(d) in kept for d in scene.drafts):  # else an exact duplicate took its id
@@ -209,7 +237,7 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
                 pool[q.category].append((scene, q))
     for items in pool.values():
         rng.shuffle(items)
-    texts: dict[int, str] = {}
+    holding: dict[tuple[str, str], _Holding] = {}
     questions: list[dict[str, Any]] = []
     rejected = []
     # Reviewed lazily, round-robin over the categories, until enough are accepted.
@@ -218,15 +246,16 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
             if not pool[category] or len(questions) >= cfg.questions:
                 continue
             scene, q = pool[category].pop()
-            others = [o for o in alike[identity(scene)] if o is not scene]
-            reason = review(scene, q, others, texts)
+            group = alike[identity(scene)]
+            if identity(scene) not in holding:
+                holding[identity(scene)] = _Holding(group)
+            reason = review(scene, q, group, holding[identity(scene)])
             # asked before the next scene it fits as well; failing room for that, naming
             # its day, and asked before the next look-alike
-            asked = _asked(rng, scene, [o for o in by_kind[scene.kind]
-                                        if o is not scene and fits(q.text, scene, o)])
+            asked = _asked(rng, scene, starts.next_start(scene, partial(fits, q.text, scene)))
             if asked is None:
                 q = replace(q, text=dated(q, scene))
-                asked = _asked(rng, scene, others)
+                asked = _asked(rng, scene, starts.next_start(scene, partial(_alike, scene)))
             if asked is None:
                 reason = reason or "a look-alike scene began before it could be asked"
                 asked = scene.end + timedelta(days=1)
@@ -241,8 +270,8 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
             else:
                 rejected.append({**row, "reason": reason})
     questions.sort(key=lambda q: (q["now"], q["scene"], q["category"]))
-    for i, q in enumerate(questions):
-        q["id"] = f"gen-{i}"
+    for i, asked_row in enumerate(questions):
+        asked_row["id"] = f"gen-{i}"
     truth = [{"id": s.id, "kind": s.kind, "lang": s.lang, "distractor_of": s.distractor_of,
               "observations": [d.external_id for d in s.drafts],
               "roles": {d.key: d.external_id for d in s.drafts},
@@ -260,6 +289,11 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, list):
         return [n for v in value for n in _names(v)]
     return []
+
+
+def _alike(scene: Scene, other: Scene) -> bool:
+    """Whether ``other`` is a look-alike of ``scene`` (:func:`identity`)."""
+    return identity(other) == identity(scene)
 
 
 def fits(text: str, scene: Scene, other: Scene) -> bool:
@@ -286,18 +320,57 @@ def dated(q: QuestionDraft, scene: Scene) -> str:
     return f"Around {day_text(day, 'en')}, {q.text[:1].lower()}{q.text[1:]}"
 
 
-def _asked(rng: random.Random, scene: Scene, others: list[Scene]) -> datetime | None:
+class _Starts:
+    """Each kind's scenes in the order of their first record, to find the next scene a
+    question fits as well without testing every scene of the kind (a million observations
+    lay some 10,000 scenes of a kind)."""
+
+    def __init__(self, scenes: list[Scene]) -> None:
+        self.by_kind: dict[str, list[tuple[datetime, int, datetime, Scene]]] = {}
+        for i, scene in enumerate(scenes):
+            self.by_kind.setdefault(scene.kind, []).append(
+                (_first(scene), i, scene.end, scene))
+        self.longest: dict[str, timedelta] = {}
+        for kind, laid in self.by_kind.items():
+            laid.sort(key=lambda item: item[:2])
+            self.longest[kind] = max(end - start for start, _, end, _ in laid)
+
+    def next_start(self, scene: Scene, also: Callable[[Scene], bool]) -> datetime | None:
+        """When the first record of the earliest other scene of its kind that ``also``
+        holds for and that has not ended before ``scene`` begins was recorded; None when
+        no such scene begins within :data:`ASK_WITHIN_DAYS` days after ``scene`` ends
+        (the question is asked within that window anyway)."""
+        first, last = _first(scene), scene.end.date()
+        laid = self.by_kind[scene.kind]
+        at = bisect.bisect_left(laid, first - self.longest[scene.kind], key=lambda item: item[0])
+        for k in range(at, len(laid)):
+            start, _, end, other = laid[k]
+            if (start.date() - last).days - 1 >= ASK_WITHIN_DAYS:
+                return None
+            if other is not scene and end >= first and also(other):
+                return start
+        return None
+
+
+def _first(scene: Scene) -> datetime:
+    """When the scene's first observation was recorded."""
+    return min(d.ts for d in scene.drafts)
+
+
+ASK_WITHIN_DAYS = 42
+
+
+def _asked(rng: random.Random, scene: Scene, next_start: datetime | None) -> datetime | None:
     """When a question about ``scene`` is asked: 21:00 a day to six weeks after its last
     record (a long-context window of recent records then rarely still holds the scene),
     and before the next scene the question fits as well (:func:`fits`: the next party for
-    the same guest, the next flight to the same city: ``others``) begins, so that "the
-    party" or "when does Ben land in Chengdu" means one scene only; None when one begins
-    before the day after ``scene`` ends."""
-    days = 42
-    first = min(d.ts for d in scene.drafts)
-    after = [min(d.ts for d in o.drafts) for o in others if o.end >= first]
-    if after:
-        days = min(days, (min(after).date() - scene.end.date()).days - 1)
+    the same guest, the next flight to the same city; its first record at ``next_start``,
+    from :meth:`_Starts.next_start`) begins, so that "the party" or "when does Ben land in
+    Chengdu" means one scene only; None when one begins before the day after ``scene``
+    ends."""
+    days = ASK_WITHIN_DAYS
+    if next_start is not None:
+        days = min(days, (next_start.date() - scene.end.date()).days - 1)
     if days < 1:
         return None
     return (scene.end + timedelta(days=rng.randint(1, days))).replace(hour=21, minute=0)
