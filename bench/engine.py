@@ -320,7 +320,7 @@ def prepare_workload(path: Path, corpus_name: str, size: int, n_queries: int) ->
     memory in the heap that would otherwise count as the measured memory's. A workload
     file that a run with the same corpus, size and query count left beside its record
     (``<path>.json``, written after the file) is read again instead: the corpora are
-    deterministic, and generating a million household observations takes about an hour."""
+    deterministic, and generating a million household observations takes minutes."""
     record = path.with_suffix(".json")
     wanted = {"corpus": corpus_name, "size": size, "queries_asked": n_queries}
     if path.exists() and record.exists():

@@ -7,7 +7,7 @@ observations), measured at each step.
 The generated household's observations are written to a JSONL file once and streamed in
 chunks of 20,000, so the process holds little besides the memory; with ``--keep``, a later
 run with the same largest size and query count reads that file again (generating a million
-observations takes about an hour on a 2-core machine). ``--embedder hashing``
+observations takes about 8 minutes on a 2-core machine). ``--embedder hashing``
 (the default) builds vectors without the model: the 384-d vectors cost the index what
 e5's do, and a million observations ingest in an hour rather than a day; HNSW recall
 depends on the vectors, so the recall column is the hashing vectors' (e5's is in
