@@ -34,12 +34,28 @@ from .quality import OUT, build
 Link = tuple[int, int]
 
 
+def _event_of(rec: dict[int, str]) -> tuple[dict[str, str], dict[str, int]]:
+    """Observation external id → record key, and record key → event id."""
+    by_ext = {obs["external_id"]: f"{obs['source']}:{obs['external_id']}"
+              for obs in load(SMALL, "observations.jsonl")}
+    return by_ext, {key: eid for eid, key in rec.items()}
+
+
+def scene_of(rec: dict[int, str]) -> dict[int, str]:
+    """Event id → the id of the scene its observation belongs to (chatter has none)."""
+    by_ext, event_of = _event_of(rec)
+    out: dict[int, str] = {}
+    for scene in load(SMALL, "scenes.jsonl"):
+        for ext in scene["observations"]:
+            eid = event_of.get(by_ext.get(ext, ""))
+            if eid is not None:
+                out[eid] = scene["id"]
+    return out
+
+
 def gold_links(rec: dict[int, str]) -> dict[str, set[Link]]:
     """Gold links by kind, as (cause or newer event, effect or older event) pairs."""
-    by_ext = {}
-    for obs in load(SMALL, "observations.jsonl"):
-        by_ext[obs["external_id"]] = f"{obs['source']}:{obs['external_id']}"
-    event_of = {key: eid for eid, key in rec.items()}
+    by_ext, event_of = _event_of(rec)
     out: dict[str, set[Link]] = defaultdict(set)
     for scene in load(SMALL, "scenes.jsonl"):
         for a, b, kind in scene["links"]:
@@ -64,17 +80,24 @@ def memory_edges(mem: MemFuse) -> dict[str, set[Link]]:
     return out
 
 
-def score(predicted: set[Link], gold: set[Link]) -> dict[str, Any]:
-    """Directed and undirected precision and recall."""
+def score(predicted: set[Link], gold: set[Link], scenes: dict[int, str] | None = None
+          ) -> dict[str, Any]:
+    """Directed and undirected precision and recall, and with ``scenes`` (event id →
+    scene id) the share of predicted links within one scene."""
     undirected = {frozenset(p) for p in gold}
     hit_d = len(predicted & gold)
     hit_u = sum(1 for p in predicted if frozenset(p) in undirected)
     found_u = sum(1 for g in gold if g in predicted or (g[1], g[0]) in predicted)
-    return {"count": len(predicted), "gold": len(gold),
-            "precision": round(hit_d / len(predicted), 3) if predicted else None,
-            "recall": round(hit_d / len(gold), 3) if gold else None,
-            "precision_undirected": round(hit_u / len(predicted), 3) if predicted else None,
-            "recall_undirected": round(found_u / len(gold), 3) if gold else None}
+    out = {"count": len(predicted), "gold": len(gold),
+           "precision": round(hit_d / len(predicted), 3) if predicted else None,
+           "recall": round(hit_d / len(gold), 3) if gold else None,
+           "precision_undirected": round(hit_u / len(predicted), 3) if predicted else None,
+           "recall_undirected": round(found_u / len(gold), 3) if gold else None}
+    if scenes is not None:
+        within = sum(1 for a, b in predicted if scenes.get(a) is not None
+                     and scenes.get(a) == scenes.get(b))
+        out["precision_same_scene"] = round(within / len(predicted), 3) if predicted else None
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -93,16 +116,17 @@ def main(argv: list[str] | None = None) -> None:
             mem.rebuild_fusion()
             rec = records(mem)
             gold = gold_links(rec)
+            scenes = scene_of(rec)
             edges = memory_edges(mem)
         finally:
             mem.close()
         causal = ("causal (explicit cue)", "causal (news of a change)", "causal (episode order)")
         for kind, gold_kind in (*((k, "causal") for k in causal), ("supersedes", "supersedes")):
             rows.append({"scorer": scorer, "edges": kind, "against": gold_kind,
-                         **score(edges.get(kind, set()), gold.get(gold_kind, set()))})
+                         **score(edges.get(kind, set()), gold.get(gold_kind, set()), scenes)})
         both = set().union(*(edges.get(kind, set()) for kind in causal))
         rows.append({"scorer": scorer, "edges": "causal (either)", "against": "causal",
-                     **score(both, gold.get("causal", set()))})
+                     **score(both, gold.get("causal", set()), scenes)})
     if args.fusion == "both":  # the shared memory stays fused as the other benchmarks expect
         mem = MemFuse(path)
         mem.rebuild_fusion()
@@ -110,7 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     for r in rows:
         print(f"{r['scorer']:<8} {r['edges']:<24} {r['count']:>5} edges vs {r['gold']:>4} gold "
               f"{r['against']:<10}  P {r['precision']}  R {r['recall']}  (undirected P "
-              f"{r['precision_undirected']}  R {r['recall_undirected']})")
+              f"{r['precision_undirected']}  R {r['recall_undirected']}; within one scene "
+              f"{r['precision_same_scene']})")
     write_result("edges-generated", {"command": "python3 -m bench edges " + " ".join(argv or []),
                                      "dataset": "generated", "rows": rows})
 

@@ -725,6 +725,11 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
     off = view(8, "sms", "mia", "2025-01-08T09:00",
                "To Wang Fang: sorry, tonight's dinner at Cafe Soleil is cancelled")
     assert replaced_plans(off, [dinner, party], week) == [dinner], "tonight's, not Friday's"
+    # "is off" cancels; with "delayed" beside it, it used to read as a move to tonight
+    stuck = view(16, "sms", "mia", "2025-01-08T09:00",
+                 "To Wang Fang: sorry, tonight's dinner is off, Ben is stuck because the "
+                 "flight was delayed")
+    assert replaced_plans(stuck, [dinner, party], week) == [dinner], "tonight's, not Friday's"
     written_after = view(9, "note", "mia", "2025-01-09T08:00",
                          "Dinner with Wang Fang at Cafe Soleil on Wednesday 8 January 19:30")
     late = view(10, "chat", "mia", "2025-01-09T09:00",

@@ -49,8 +49,9 @@ NEW_TIME = re.compile(r"\b(rebook(?:ed|ing)?|(?:is|are) now (?:on )?"
 """Further cues that a plan's time changed ("my appointment is now Friday", 改期), read
 only when deciding what a report replaces (fusion's pair features keep
 :data:`RESCHEDULE`, which the shipped pair model was fitted with)."""
-CANCEL = re.compile(r"\b(cancel(?:l?ed)?|called off|won't happen|no longer)\b|取消|不去了|泡汤",
-                    re.I)
+CANCEL = re.compile(r"\b(cancel(?:l?ed)?|called off|won't happen|no longer|"
+                    r"(?:dinner|lunch|breakfast|meeting|party|appointment|trip|visit|plan)"
+                    r"s? (?:is|are) off)\b|取消|不去了|泡汤", re.I)
 REPLACEMENT = re.compile(r"\b(instead)\b|改去|换去|改在", re.I)
 """A plan's detail swapped for another ("let's meet at X instead", 改去X)."""
 _CAPS = re.compile(r"\b(?:Dr\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
