@@ -720,6 +720,16 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
                 "From Wang Fang: Cafe Soleil is full tonight, let's meet at Trattoria Roma "
                 "instead, same time")
     assert replaced_plans(swap, [dinner], week) == [dinner]
+    # the same restaurant full that night, in a message from another guest: not this dinner
+    # (the messages' contacts, as an SMS's metadata names them)
+    elsewhere = replace(view(17, "sms", "ben", "2025-01-08T14:30",
+                             "来自Tom Becker：Cafe Soleil今晚满了，改去Lotus Garden吧，时间不变"),
+                        actors=frozenset({"tom becker"}))
+    assert replaced_plans(elsewhere, [dinner], week) == []
+    from_guest = replace(view(18, "sms", "mia", "2025-01-08T14:30",
+                              "来自Wang Fang：Cafe Soleil今晚满了，改去Trattoria Roma吧，时间不变"),
+                         actors=frozenset({"wang fang"}))
+    assert replaced_plans(from_guest, [dinner], week) == [dinner]
     party = view(7, "calendar", "ana", "2025-01-07T09:05",
                  "Wang Fang's birthday party at Cafe Soleil, Friday 10 January 18:00")
     off = view(8, "sms", "mia", "2025-01-08T09:00",

@@ -63,7 +63,8 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
     itself (the clinic's "your appointment has to be rebooked" is news about a plan, not
     the plan), had not passed when ``e`` was recorded and was due within ``horizon``
     seconds of it. The sentences of ``e`` that say what changed must share two people,
-    names or key words with it, and ``e`` must name no one else. A report that states a
+    names or key words with it, and ``e`` must name no one else nor come from a contact
+    the plan does not name (:func:`someone_else`). A report that states a
     time says which plan: one that moves a plan states another time (when it states the
     plan's own time, it is news about that plan and replaces nothing), one that cancels
     states the plan's day; one that states no time is about a plan due within a day.
@@ -91,7 +92,7 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
                 c.start > e.ts + horizon):
             continue  # over before the report, or not due for a long while
         shared = subject & about(c)
-        if names_conflict(e.names, c.names) or len(shared) < 2:
+        if names_conflict(e.names, c.names) or len(shared) < 2 or someone_else(e, c):
             continue
         if e.start is not None and moves and overlaps(e, c):
             return []  # news about this plan at its own time, not a new time for it
@@ -130,6 +131,17 @@ def overlaps(a: EventView, b: EventView) -> bool:
     a1 = a.end if a.end is not None else a.start
     b1 = b.end if b.end is not None else b.start
     return a.start <= b1 and b.start <= a1
+
+
+def someone_else(report: EventView, plan: EventView) -> bool:
+    """Whether ``report`` comes from or goes to contacts ``plan`` never names, while the
+    plan names someone or something the report does not: Tom Becker's "Golden Dragon is
+    full tonight, let's go to Lotus Garden" is not about the dinner with Omar Aziz at
+    Golden Dragon, though both name the restaurant."""
+    if not report.actors or not plan.names - report.names:
+        return False
+    named = about(plan)
+    return not any(a in named or set(a.split()) & plan.names for a in report.actors)
 
 
 def names_conflict(a: frozenset[str], b: frozenset[str]) -> bool:
