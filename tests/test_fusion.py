@@ -721,6 +721,15 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
                 "instead, same time")
     assert replaced_plans(swap, [dinner], week) == [dinner]
     # the same restaurant full that night, in a message from another guest: not this dinner
+    # another meeting at the same hour, with a person the report names for something else
+    kenji = view(19, "calendar", "ana", "2025-01-20T10:00",
+                 "Meeting with Kenji Ito in Singapore, Friday 24 January 15:00")
+    priya = view(20, "calendar", "ben", "2025-01-22T10:00",
+                 "Meeting with Priya Nair in Berlin, Friday 24 January 15:00")
+    delayed = view(21, "chat", "ana", "2025-01-24T06:20",
+                   "My flight is delayed, I now land in Singapore at 13:10. I moved the meeting "
+                   "with Kenji Ito to tomorrow, so I can't make dinner with Priya Nair tonight")
+    assert replaced_plans(delayed, [kenji, priya], week) == [kenji]
     # (the messages' contacts, as an SMS's metadata names them)
     elsewhere = replace(view(17, "sms", "ben", "2025-01-08T14:30",
                              "来自Tom Becker：Cafe Soleil今晚满了，改去Lotus Garden吧，时间不变"),

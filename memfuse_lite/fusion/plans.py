@@ -57,7 +57,8 @@ def about(e: EventView) -> frozenset[str]:
 def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float,
                    mates: Sequence[EventView] = ()) -> list[EventView]:
     """The earlier plan that ``e``, a report of a change, replaces, with the copies of it
-    (the same happening at the same time: a calendar entry and its reminders), or none.
+    (the same happening at the same time, naming no one else: a calendar entry and its
+    reminders), or none.
 
     A plan is a reported schedule written down before it was due, that reports no change
     itself (the clinic's "your appointment has to be rebooked" is news about a plan, not
@@ -106,7 +107,10 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
     if not ranked:
         return []
     best = max(ranked, key=lambda r: r[0])[1]
-    return [best, *(c for _, c in ranked if c is not best and overlaps(c, best))]
+    # its copies: at its time, naming no one it does not (another meeting at that hour
+    # with someone else is another plan, even when the report names both people)
+    return [best, *(c for _, c in ranked if c is not best and overlaps(c, best)
+                    and not names_conflict(c.names, best.names))]
 
 
 def restates(newer: EventView, older: EventView) -> bool:
