@@ -761,3 +761,12 @@ def test_a_report_of_a_change_replaces_the_one_plan_it_is_about() -> None:
                  "Dinner with the Wangs at Haidilao, Friday 7 March 19:00")
     assert called_off.start is None
     assert restates(again, called_off)
+    # another user's entry for the same company, written after the first visit began
+    visit = view(22, "calendar", "ana", "2025-01-07T09:50",
+                 "FixIt Home Services technician visit, Wednesday 8 January 09:00")
+    next_visit = view(23, "calendar", "ben", "2025-01-08T09:50",
+                      "FixIt Home Services technician visit, Thursday 9 January 13:00")
+    restated = view(24, "calendar", "ben", "2025-01-08T08:30",
+                    "FixIt Home Services technician visit, Thursday 9 January 13:00")
+    assert not restates(next_visit, visit), "a second visit"
+    assert restates(restated, visit), "written before it was due: the same visit, moved"

@@ -119,11 +119,14 @@ def restates(newer: EventView, older: EventView) -> bool:
     happening (the spouse's "dentist is Thursday 4pm" against the calendar's Wednesday),
     mostly in the same key words, naming no one else. Two records of one app and user at
     different times (two flight bookings, two calendar entries) are two happenings; a
-    report with a cue of a change replaces only what :func:`replaced_plans` picks."""
+    report with a cue of a change replaces only what :func:`replaced_plans` picks. An
+    earlier report of a happening that was over (with no end stated: had begun) when the
+    later one was recorded is of another happening (the repair firm's next visit, entered
+    the morning of the first)."""
     if changes(newer) or (newer.names and older.names and newer.names != older.names):
         return False
     if older.start is not None and (
-            older.end if older.end is not None else older.start) < newer.ts - DAY / 2:
+            older.end if older.end is not None else older.start) < newer.ts:
         return False  # that one had passed: the later one is another happening
     return (newer.source != older.source or newer.user != older.user) and overlap(
         newer.entities, older.entities) >= 0.5
