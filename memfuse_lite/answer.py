@@ -625,9 +625,9 @@ def _quoted(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     for a question asking for each of several things, the best one's like records
     (:func:`_alike`); for a question asking why, what the best one names as its cause,
     when retrieved, comes second. Asked what was paid, the best one is the best stating
-    an amount, when one about as much about the question is among the next best. None unless they (with the report the best one
-    replaced, which the answer quotes beside it) hold at least half of the question's key
-    words."""
+    an amount, when one about as much about the question is among the next best. None
+    unless they (with the report the best one replaced, which the answer quotes beside
+    it) hold at least half of the question's key words."""
     words = set(keywords(question).split())
     if _ASKS_BEFORE.search(question):  # the plan before the change, not what replaced it
         replacing = {j for h in hits for j in h.superseded_by}

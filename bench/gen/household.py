@@ -82,12 +82,10 @@ def content(draft: Draft) -> str:
     return f"{draft.user}: {draft.text}"
 
 
-def answers(question: QuestionDraft, drafts: list[Draft], folded: str | None = None) -> bool:
-    """Whether these observations (or their joined text, already normalised: ``folded``)
-    state every checklist item of the question."""
-    if folded is None:
-        folded = normalise("\n".join(content(d) for d in drafts))
-    return all(contains_item(folded, item, normalised=True) for item in question.checklist)
+def answers(question: QuestionDraft, drafts: list[Draft]) -> bool:
+    """Whether these observations state every checklist item of the question."""
+    text = "\n".join(content(d) for d in drafts)
+    return all(contains_item(text, item) for item in question.checklist)
 
 
 def review(scene: Scene, question: QuestionDraft, distractors: list[Scene],
@@ -246,10 +244,10 @@ def _finish(rng: random.Random, cfg: GenConfig, scenes: list[Scene],
             if not pool[category] or len(questions) >= cfg.questions:
                 continue
             scene, q = pool[category].pop()
-            group = alike[identity(scene)]
-            if identity(scene) not in holding:
-                holding[identity(scene)] = _Holding(group)
-            reason = review(scene, q, group, holding[identity(scene)])
+            group = identity(scene)
+            if group not in holding:
+                holding[group] = _Holding(alike[group])
+            reason = review(scene, q, alike[group], holding[group])
             # asked before the next scene it fits as well; failing room for that, naming
             # its day, and asked before the next look-alike
             asked = _asked(rng, scene, starts.next_start(scene, partial(fits, q.text, scene)))

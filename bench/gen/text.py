@@ -6,7 +6,6 @@ forms, and its checklist item lists all of them, so matching stays deterministic
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 from datetime import date, datetime
 
@@ -66,14 +65,7 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def contains_item(text: str, aliases: list[str], *, normalised: bool = False) -> bool:
-    """Whether ``text`` (already :func:`normalise`-d when ``normalised``) states a
-    checklist item (any alias, normalised substring)."""
-    norm = text if normalised else normalise(text)
-    return any(_normalised_alias(a) in norm for a in aliases if a)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _normalised_alias(alias: str) -> str:
-    """An alias's matching form; aliases recur across millions of checks."""
-    return normalise(alias)
+def contains_item(text: str, aliases: list[str]) -> bool:
+    """Whether ``text`` states a checklist item (any alias, normalised substring)."""
+    norm = normalise(text)
+    return any(normalise(a) in norm for a in aliases if a)
