@@ -12,21 +12,45 @@ speaker, timestamped with the session date.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(os.environ.get("MEMFUSE_SHARED_DATA")
+            or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+"""The shared datasets' folder: ``../shared/data`` beside the project, or the folder
+``MEMFUSE_SHARED_DATA`` names (another copy laid out the same way)."""
+PERSON = "leimingxuan"
+"""The LifeBench person the benchmarks read unless told another (``--person``)."""
 LIFEBENCH_SOURCES = ("calendar", "sms", "call", "photo", "push", "note", "agent_chat",
                      "fitness_health")
 HIDDEN_FIELDS = {"event_id", "summarized_info", "type", "phone_id"}
 
 
-def lifebench_dir(lang: str, person: str = "leimingxuan") -> Path:
-    """The person's folder for ``lang`` ('en' or 'zh')."""
-    return DATA / "lifebench" / lang / person
+def lifebench_people(lang: str) -> list[str]:
+    """The LifeBench people whose data lies in the shared folder for ``lang``."""
+    root = DATA / "lifebench" / lang
+    return sorted(p.name for p in root.iterdir() if (p / "phone_data").is_dir()) \
+        if root.is_dir() else []
+
+
+def lifebench_dir(lang: str, person: str = PERSON) -> Path:
+    """The person's folder for ``lang`` ('en' or 'zh'); a ValueError naming the people
+    there when the person's data is not."""
+    path = DATA / "lifebench" / lang / person
+    if not (path / "phone_data").is_dir():
+        raise ValueError(f"no LifeBench data for {person!r} ({lang}) in {DATA}; "
+                         f"people there: {', '.join(lifebench_people(lang)) or 'none'}")
+    return path
+
+
+def lifebench_name(lang: str, person: str = PERSON) -> str:
+    """The dataset's name in bench/out and bench/results: ``lifebench-en`` for the shared
+    person, ``lifebench-en-<person>`` for another."""
+    return f"lifebench-{lang}" + ("" if person == PERSON else f"-{person}")
 
 
 def _ts(record: dict[str, Any]) -> str:
@@ -79,10 +103,14 @@ def render_lifebench(source: str, r: dict[str, Any]) -> str:
                       ensure_ascii=False)
 
 
-def lifebench_observations(lang: str, *, user: str = "leimingxuan") -> Iterator[dict[str, Any]]:
-    """Every record of every source as an observation JSON object."""
-    root = lifebench_dir(lang) / "phone_data"
+def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None = None
+                           ) -> Iterator[dict[str, Any]]:
+    """Every record of every source of ``person`` as an observation JSON object, recorded
+    by ``user`` (default: the person). A source the person's phone lacks is skipped."""
+    root = lifebench_dir(lang, person) / "phone_data"
     for source in LIFEBENCH_SOURCES:
+        if not (root / f"{source}.json").exists():
+            continue
         seen: dict[str, int] = {}
         for record in json.loads((root / f"{source}.json").read_text()):
             pid = str(record.get("phone_id"))
@@ -91,27 +119,31 @@ def lifebench_observations(lang: str, *, user: str = "leimingxuan") -> Iterator[
             text = render_lifebench(source, record)[:60_000]
             meta = {k: v for k, v in record.items()
                     if k not in HIDDEN_FIELDS and k not in ("conversation",)}
-            yield {"source": source, "external_id": external_id, "user": user,
+            yield {"source": source, "external_id": external_id, "user": user or person,
                    "device": "phone", "ts": _ts(record), "text": text,
                    "meta": json.loads(json.dumps(meta, ensure_ascii=False)[:60_000])
                    if len(json.dumps(meta, ensure_ascii=False)) < 60_000 else {},
                    "visibility": "household"}
 
 
-def lifebench_event_labels(lang: str) -> dict[tuple[str, str], str]:
+def lifebench_event_labels(lang: str, person: str = PERSON) -> dict[tuple[str, str], str]:
     """(source, external_id) → event_id: fusion ground truth, for scoring only."""
-    root = lifebench_dir(lang) / "phone_data"
+    root = lifebench_dir(lang, person) / "phone_data"
     labels: dict[tuple[str, str], str] = {}
     for source in LIFEBENCH_SOURCES:
+        if not (root / f"{source}.json").exists():
+            continue
         for record in json.loads((root / f"{source}.json").read_text()):
             if "event_id" in record:
                 labels.setdefault((source, str(record.get("phone_id"))), str(record["event_id"]))
     return labels
 
 
-def lifebench_questions(lang: str, *, user: str = "leimingxuan") -> Iterator[dict[str, Any]]:
-    """Questions with gold evidence as (source, external_id) pairs; ``now`` from ask_time."""
-    path = lifebench_dir(lang) / "QA" / "QA_clean.json"
+def lifebench_questions(lang: str, *, person: str = PERSON, user: str | None = None
+                        ) -> Iterator[dict[str, Any]]:
+    """The person's questions, asked by ``user`` (default: the person), with gold evidence
+    as (source, external_id) pairs; ``now`` from ask_time."""
+    path = lifebench_dir(lang, person) / "QA" / "QA_clean.json"
     for i, q in enumerate(json.loads(path.read_text())):
         text = question = q["question"]
         if q.get("options"):
@@ -123,7 +155,7 @@ def lifebench_questions(lang: str, *, user: str = "leimingxuan") -> Iterator[dic
                 evidence.append([item["type"], str(pid)])
         ask = q.get("ask_time")
         now = f"{ask}-28T23:59:59" if ask and len(ask) == 7 else ask
-        yield {"id": f"lb-{lang}-{i}", "text": text, "viewer": user, "now": now,
+        yield {"id": f"lb-{lang}-{i}", "text": text, "viewer": user or person, "now": now,
                "category": q.get("question_type", ""), "evidence": evidence,
                "answer": q.get("answer", ""), "question": question,
                "options": [str(o["option"]) for o in q.get("options") or []],

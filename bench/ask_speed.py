@@ -1,6 +1,7 @@
 """``ask`` latency, LLM tokens and answer quality with each local GGUF.
 
     python3 -m bench ask --lang zh --questions 20 [--llms smollm2-135m qwen2.5-coder-0.5b]
+                         [--person NAME]
     python3 -m bench ask --dataset generated --questions 24 --llms qwen2.5-coder-0.5b
 
 Uses the memory built by ``python3 -m bench quality`` under bench/out/. Reports per
@@ -28,7 +29,13 @@ from typing import Any
 from memfuse_lite import Answer, MemFuse
 from memfuse_lite.timeutil import parse_ts
 
-from .adapters import lifebench_observations, lifebench_questions
+from .adapters import (
+    PERSON,
+    lifebench_dir,
+    lifebench_name,
+    lifebench_observations,
+    lifebench_questions,
+)
 from .common import RESULTS, percentiles, write_result
 from .gen.text import contains_item
 from .generate import SMALL, load
@@ -40,6 +47,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench ask", description=__doc__)
     ap.add_argument("--lang", choices=("en", "zh"), default="zh")
     ap.add_argument("--dataset", choices=("lifebench", "generated"), default="lifebench")
+    ap.add_argument("--person", default=PERSON,
+                    help="the LifeBench person (a folder of the shared data's lifebench/LANG); "
+                         "results are named lifebench-LANG-NAME")
     ap.add_argument("--pipelines", nargs="+", default=["fused", "agentic"])
     ap.add_argument("--mc", action="store_true",
                     help="LifeBench multiple-choice questions only (reports accuracy)")
@@ -56,9 +66,15 @@ def main(argv: list[str] | None = None) -> None:
         questions = [pool[i] for i in range(0, len(pool), max(1, len(pool) // args.questions))
                      ][: args.questions]  # spread over the categories
     else:
-        path, name = OUT / f"lifebench-{args.lang}", f"lifebench-{args.lang}"
-        build(path, lifebench_observations(args.lang)).close()
-        questions = [q for q in lifebench_questions(args.lang) if q["evidence"]
+        try:
+            lifebench_dir(args.lang, args.person)
+        except ValueError as exc:
+            ap.error(str(exc))
+        name = lifebench_name(args.lang, args.person)
+        path = OUT / name
+        build(path, lifebench_observations(args.lang, person=args.person)).close()
+        questions = [q for q in lifebench_questions(args.lang, person=args.person)
+                     if q["evidence"]
                      and (not args.mc or q["options"])][: args.questions]
         name += "-mc" if args.mc else ""
     if args.evidence_tokens is not None:

@@ -2,10 +2,13 @@
 memories against the records' ``event_id`` (ground truth, never ingested), beside two
 baselines in the same run: every record alone, and same day + cosine above a threshold.
 
-    python3 -m bench fusion --lang en [--llm qwen2.5-coder-0.5b]
+    python3 -m bench fusion --lang en [--person NAME] [--llm qwen2.5-coder-0.5b]
     python3 -m bench fusion --dataset generated
 
-The memory is built once (bench/out/lifebench-LANG, shared with the quality benchmark);
+``--person`` reads another LifeBench person laid out as the shared one (under the shared
+data's lifebench/LANG/, or ``MEMFUSE_SHARED_DATA``'s); its memory and result are named
+``lifebench-LANG-NAME``. The memory is built once (bench/out/lifebench-LANG, shared with
+the quality benchmark);
 each setting re-runs fusion over the stored events (``MemFuse.rebuild_fusion``), so
 embedding is not repeated. Records labelled ``event_id`` 0 belong to no event and
 count as singletons. The last row ingests the same observations into a new memory as an
@@ -33,7 +36,14 @@ from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.embed.base import Embedder, Role
 from memfuse_lite.fusion.model import load_views
 
-from .adapters import lifebench_event_labels, lifebench_observations, lifebench_questions
+from .adapters import (
+    PERSON,
+    lifebench_dir,
+    lifebench_event_labels,
+    lifebench_name,
+    lifebench_observations,
+    lifebench_questions,
+)
 from .common import write_result
 from .generate import SMALL, load
 from .quality import OUT, build
@@ -97,19 +107,19 @@ def same_day_cosine(mem: MemFuse, rec: dict[int, str], threshold: float) -> dict
     return {rec[i]: f"c{find(i)}" for i in ids}
 
 
-def gold_labels(lang: str) -> dict[str, str]:
+def gold_labels(lang: str, person: str = PERSON) -> dict[str, str]:
     labels = {}
-    for (source, ext), event in lifebench_event_labels(lang).items():
+    for (source, ext), event in lifebench_event_labels(lang, person).items():
         key = f"{source}:{ext}"
         labels[key] = key if event in ("0", "", "None") else f"e{event}"
     return labels
 
 
-def evidence_cohesion(assign: dict[str, str], lang: str) -> float:
+def evidence_cohesion(assign: dict[str, str], lang: str, person: str = PERSON) -> float:
     """Mean over questions (>= 2 evidence records) of the largest share of the question's
     evidence that sits in one fused memory."""
     return cohesion(assign, [[f"{s}:{x}" for s, x in q["evidence"]]
-                             for q in lifebench_questions(lang)])
+                             for q in lifebench_questions(lang, person=person)])
 
 
 def cohesion(assign: dict[str, str], evidence: list[list[str]]) -> float:
@@ -191,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lang", choices=("en", "zh"), default="en")
     ap.add_argument("--dataset", choices=("lifebench", "generated"), default="lifebench",
                     help="generated: the generated household against its scenes")
+    ap.add_argument("--person", default=PERSON,
+                    help="the LifeBench person (a folder of the shared data's lifebench/LANG)")
     ap.add_argument("--llm", help="also run with this GGUF arbitrating ambiguous decisions")
     ap.add_argument("--cosine", type=float, default=0.9, help="same-day baseline threshold")
     args = ap.parse_args(argv)
@@ -204,12 +216,16 @@ def main(argv: list[str] | None = None) -> None:
         def evidence_share(assign: dict[str, str]) -> float:
             return cohesion(assign, labelled.evidence)
     else:
-        path, gold = OUT / f"lifebench-{args.lang}", gold_labels(args.lang)
-        dataset_name = f"lifebench-{args.lang}"
-        observations = list(lifebench_observations(args.lang))
+        try:
+            lifebench_dir(args.lang, args.person)
+        except ValueError as exc:
+            ap.error(str(exc))
+        dataset_name = lifebench_name(args.lang, args.person)
+        path, gold = OUT / dataset_name, gold_labels(args.lang, args.person)
+        observations = list(lifebench_observations(args.lang, person=args.person))
 
         def evidence_share(assign: dict[str, str]) -> float:
-            return evidence_cohesion(assign, args.lang)
+            return evidence_cohesion(assign, args.lang, args.person)
     build(path, observations).close()
     rows: list[dict[str, Any]] = []
 

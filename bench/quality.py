@@ -2,7 +2,7 @@
 the public API.
 
     python3 -m bench quality --dataset generated|lifebench-en|lifebench-zh|locomo
-                             [--pipelines ...] [--ablations] [--refuse]
+                             [--pipelines ...] [--ablations] [--refuse] [--person NAME]
 
 Per question category and pipeline: evidence recall@k (share of the gold evidence
 records retrieved), all-evidence-hit@k and any-hit@k for k = 5, 10, 20, and, where
@@ -36,6 +36,9 @@ from memfuse_lite.prepare.registry import resolve_embedder_dir
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
+    PERSON,
+    lifebench_dir,
+    lifebench_name,
     lifebench_observations,
     lifebench_questions,
     locomo_conversations,
@@ -78,9 +81,10 @@ labelled life events (at most ``max_members`` each, a longer one continued): wha
 would find if fusion recovered the episodes exactly (LifeBench, ``--ablations``)."""
 
 
-def labelled_memories(path: Path, lang: str, into: Path) -> MemFuse:
+def labelled_memories(path: Path, lang: str, into: Path, person: str = PERSON) -> MemFuse:
     """Open a copy of the memory at ``path`` with its cluster layer replaced by the
-    labelled events of LifeBench ``lang`` (edges kept; fused documents rewritten at open)."""
+    labelled events of LifeBench ``person`` in ``lang`` (edges kept; fused documents
+    rewritten at open)."""
     from memfuse_lite.fusion.runtime import mark_documents_stale
     from memfuse_lite.store import fused as fused_sql
 
@@ -88,7 +92,8 @@ def labelled_memories(path: Path, lang: str, into: Path) -> MemFuse:
 
     shutil.copytree(path, into)
     mem = MemFuse(into)
-    chunks = labelled_chunks(records(mem), gold_labels(lang), mem.config.fusion.max_members)
+    chunks = labelled_chunks(records(mem), gold_labels(lang, person),
+                             mem.config.fusion.max_members)
     with mem.engine.store.atomic() as db:
         fused_sql.clear(db, edges=False)
         mark_documents_stale(db)
@@ -180,6 +185,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench quality", description=__doc__)
     ap.add_argument("--dataset", required=True,
                     choices=("generated", "lifebench-en", "lifebench-zh", "locomo"))
+    ap.add_argument("--person", default=PERSON,
+                    help="with a LifeBench dataset: the person (a folder of the shared data's "
+                         "lifebench/LANG); results are named lifebench-LANG-NAME")
     ap.add_argument("--pipelines", nargs="+", default=list(PIPELINES))
     ap.add_argument("--ablations", action="store_true",
                     help="also run fused without planner or expansion, with semantic hops, with the "
@@ -201,8 +209,13 @@ def main(argv: list[str] | None = None) -> None:
                  lambda: load(SMALL, "questions.jsonl"))]
     elif args.dataset.startswith("lifebench"):
         lang = args.dataset.split("-")[1]
-        runs = [(OUT / args.dataset, lambda: lifebench_observations(lang),
-                 lambda: lifebench_questions(lang))]
+        try:
+            lifebench_dir(lang, args.person)
+        except ValueError as exc:
+            ap.error(str(exc))
+        name = lifebench_name(lang, args.person)
+        runs = [(OUT / name, lambda: lifebench_observations(lang, person=args.person),
+                 lambda: lifebench_questions(lang, person=args.person))]
     else:
         convs = locomo_conversations()
         runs = [(OUT / f"locomo-{i}", lambda c=c: locomo_observations(c),
@@ -226,7 +239,8 @@ def main(argv: list[str] | None = None) -> None:
                 mem.close()
         if args.ablations and args.dataset.startswith("lifebench"):
             with tempfile.TemporaryDirectory() as tmp:
-                mem = labelled_memories(path, args.dataset.split("-")[1], Path(tmp) / "m")
+                mem = labelled_memories(path, args.dataset.split("-")[1], Path(tmp) / "m",
+                                        args.person)
                 score(mem, questions(), ["fused"], acc, label=LABELLED)
                 mem.close()
         if args.fusion != DEFAULT_SCORER or args.pair_model:
@@ -242,8 +256,10 @@ def main(argv: list[str] | None = None) -> None:
               + ("  cov@20={:.3f}".format(r["coverage"]["20"]) if "coverage" in r else ""))
     suffix = "" if args.fusion == DEFAULT_SCORER else f"-{args.fusion}-fusion"
     suffix += "-held-out-model" if args.pair_model else ""
-    write_result(f"quality-{args.dataset}{suffix}", {
+    dataset = lifebench_name(args.dataset.split("-")[1], args.person) \
+        if args.dataset.startswith("lifebench") else args.dataset
+    write_result(f"quality-{dataset}{suffix}", {
         "command": "python3 -m bench quality " + " ".join(argv or []),
-        "dataset": args.dataset, "fusion": args.fusion,
+        "dataset": dataset, "fusion": args.fusion,
         "pair_model": Path(args.pair_model).name if args.pair_model else None,
         "ks": list(KS), "rows": rows})

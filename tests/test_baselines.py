@@ -3,7 +3,10 @@ labelled episodes as memories."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from bench.baselines import LongContext
 from memfuse_lite.timeutil import parse_ts
@@ -50,3 +53,32 @@ def test_a_missing_evidence_record_is_placed_against_the_found_ones() -> None:
     assert place("note:c", ["sms:a"]) == ("edge", {"related"})
     assert place("photo:d", ["sms:a"]) == ("no link, same episode", set())
     assert place("push:e", ["sms:a"]) == ("no link, other episode", set())
+
+
+def test_another_lifebench_person_is_read_from_their_own_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import adapters
+
+    phone = tmp_path / "lifebench" / "en" / "wangfang" / "phone_data"
+    phone.mkdir(parents=True)
+    (phone / "sms.json").write_text(json.dumps([
+        {"phone_id": 7, "event_id": 3, "datetime": "2025-05-02 18:05:00",
+         "message_type": "Receive", "contactName": "Dr. Lin",
+         "message_content": "Your appointment moved to Thursday 15:00."}]))
+    (phone.parent / "QA").mkdir()
+    (phone.parent / "QA" / "QA_clean.json").write_text(json.dumps([
+        {"question": "When is the appointment?", "ask_time": "2025-05",
+         "evidence": [{"type": "sms", "id": 7}], "question_type": "Information Extraction"}]))
+    monkeypatch.setattr(adapters, "DATA", tmp_path)
+
+    assert adapters.lifebench_people("en") == ["wangfang"]
+    (obs,) = adapters.lifebench_observations("en", person="wangfang")  # no other app's file
+    assert (obs["source"], obs["external_id"], obs["user"]) == ("sms", "7", "wangfang")
+    assert "event_id" not in obs["meta"]
+    (q,) = adapters.lifebench_questions("en", person="wangfang")
+    assert q["viewer"] == "wangfang" and q["evidence"] == [["sms", "7"]]
+    assert adapters.lifebench_event_labels("en", "wangfang") == {("sms", "7"): "3"}
+    assert adapters.lifebench_name("en", "wangfang") == "lifebench-en-wangfang"
+    assert adapters.lifebench_name("en") == "lifebench-en"
+    with pytest.raises(ValueError, match="people there: wangfang"):
+        adapters.lifebench_dir("en", "leimingxuan")
