@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -106,13 +107,20 @@ def render_lifebench(source: str, r: dict[str, Any]) -> str:
 def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None = None
                            ) -> Iterator[dict[str, Any]]:
     """Every record of every source of ``person`` as an observation JSON object, recorded
-    by ``user`` (default: the person). A source the person's phone lacks is skipped."""
+    by ``user`` (default: the person). A source the person's phone lacks is skipped, and
+    so is a record with no usable time (counted on stderr)."""
     root = lifebench_dir(lang, person) / "phone_data"
     for source in LIFEBENCH_SOURCES:
         if not (root / f"{source}.json").exists():
             continue
         seen: dict[str, int] = {}
+        untimed = 0
         for record in json.loads((root / f"{source}.json").read_text()):
+            try:
+                ts = _ts(record)
+            except ValueError:
+                untimed += 1
+                continue
             pid = str(record.get("phone_id"))
             seen[pid] = seen.get(pid, 0) + 1
             external_id = pid if seen[pid] == 1 else f"{pid}#{seen[pid]}"
@@ -120,10 +128,13 @@ def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None 
             meta = {k: v for k, v in record.items()
                     if k not in HIDDEN_FIELDS and k not in ("conversation",)}
             yield {"source": source, "external_id": external_id, "user": user or person,
-                   "device": "phone", "ts": _ts(record), "text": text,
+                   "device": "phone", "ts": ts, "text": text,
                    "meta": json.loads(json.dumps(meta, ensure_ascii=False)[:60_000])
                    if len(json.dumps(meta, ensure_ascii=False)) < 60_000 else {},
                    "visibility": "household"}
+        if untimed:
+            print(f"{person} ({lang}) {source}: {untimed} records without a usable time "
+                  "left out", file=sys.stderr)
 
 
 def lifebench_event_labels(lang: str, person: str = PERSON) -> dict[tuple[str, str], str]:

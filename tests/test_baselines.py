@@ -64,7 +64,8 @@ def test_another_lifebench_person_is_read_from_their_own_folder(
     (phone / "sms.json").write_text(json.dumps([
         {"phone_id": 7, "event_id": 3, "datetime": "2025-05-02 18:05:00",
          "message_type": "Receive", "contactName": "Dr. Lin",
-         "message_content": "Your appointment moved to Thursday 15:00."}]))
+         "message_content": "Your appointment moved to Thursday 15:00."},
+        {"phone_id": 8, "message_type": "Send", "message_content": "no time on this one"}]))
     (phone.parent / "QA").mkdir()
     (phone.parent / "QA" / "QA_clean.json").write_text(json.dumps([
         {"question": "When is the appointment?", "ask_time": "2025-05",
@@ -72,7 +73,8 @@ def test_another_lifebench_person_is_read_from_their_own_folder(
     monkeypatch.setattr(adapters, "DATA", tmp_path)
 
     assert adapters.lifebench_people("en") == ["wangfang"]
-    (obs,) = adapters.lifebench_observations("en", person="wangfang")  # no other app's file
+    # no other app's file; the record without a time is left out
+    (obs,) = adapters.lifebench_observations("en", person="wangfang")
     assert (obs["source"], obs["external_id"], obs["user"]) == ("sms", "7", "wangfang")
     assert "event_id" not in obs["meta"]
     (q,) = adapters.lifebench_questions("en", person="wangfang")
