@@ -148,3 +148,16 @@ class RssSampler:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, current_rss_mb())
+
+
+def stage_overhead(stages: dict[str, float]) -> float:
+    """Fusion + index + commit as a share of an ingest run's summed stage seconds."""
+    return (stages["fuse"] + stages["index"] + stages["commit"]) / (sum(stages.values()) or 1.0)
+
+
+def outside_embedding(ingest: dict[str, Any]) -> float:
+    """The share of an ingest run's wall time not covered by its embed stage: what
+    extraction, fusion, indexing and committing add beyond the embedder's own work once the
+    pipeline overlaps them with embedding (the summed stage times ignore that overlap)."""
+    seconds = float(ingest["seconds"])
+    return max(0.0, seconds - float(ingest["stage_seconds"]["embed"])) / (seconds or 1.0)

@@ -54,8 +54,10 @@ from .common import (
     RssSampler,
     TimedEmbedder,
     current_rss_mb,
+    outside_embedding,
     peak_rss_mb,
     percentiles,
+    stage_overhead,
     write_result,
 )
 from .gen import GenConfig, generate
@@ -462,13 +464,13 @@ def target_lines(result: dict[str, Any]) -> list[str]:
     without = result["search_excluding_query_embedding"]
     rows = []
     if ing is not None:
-        stages = ing["stage_seconds"]
-        overhead = (stages["fuse"] + stages["index"] + stages["commit"]) / (
-            sum(stages.values()) or 1.0)
         rows += [("peak RSS while ingesting",
                   f"{result['rss_mb'].get('peak_ingesting', '-')} MB", "<= 600 MB at 100k"),
-                 ("fusion + index + commit, summed stage time", f"{overhead:.0%}",
-                  "<= 25% (stages overlap)")]
+                 ("fusion + index + commit, summed stage time",
+                  f"{stage_overhead(ing['stage_seconds']):.0%}",
+                  "<= 25% (stages overlap)"),
+                 ("ingest wall time outside the embed stage", f"{outside_embedding(ing):.0%}",
+                  "<= 25% (the same, read with the overlap)")]
     rows += [
         ("fused p50 / p95 without query embedding",
          f"{without['fused']['p50']} / {without['fused']['p95']} ms", "<= 15 / 30 ms"),

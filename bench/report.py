@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .common import RESULTS
+from .common import RESULTS, outside_embedding, stage_overhead
 
 OUT = Path(__file__).resolve().parent / "RESULTS.md"
 PLOTS = OUT.parent / "plots"
@@ -65,8 +65,12 @@ def ingest_lines(r: dict[str, Any]) -> list[str]:
                      f"observations hold {raw['distinct_texts']:,} distinct texts, which the "
                      f"embedder alone takes at {raw['distinct_obs_per_s']} observations/s; "
                      f"ingest reaches {ing['obs_per_s'] / raw['distinct_obs_per_s']:.2f}x of "
-                     "that." if "distinct_texts" in raw else ""), ""]
+                     "that." if "distinct_texts" in raw else "")
+                  + f" Fusion, index and commit are {stage_overhead(st):.0%} of the summed stage "
+                  f"time; {outside_embedding(ing):.0%} of the ingest's wall time lies outside "
+                  "the embed stage (the rest overlaps it).", ""]
     return lines
+
 
 
 def search_lines(r: dict[str, Any]) -> list[str]:
