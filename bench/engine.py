@@ -178,7 +178,7 @@ def point_vectors(dense: HnswIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return ids, counts, vecs
 
 
-EF_FILTERED_CURVE = (20, 48, 96, 128, 192, 384)
+EF_FILTERED_CURVE = (20, 48, 64, 96, 128, 192, 384)
 """ef values of the filtered-walk recall/latency curve."""
 
 

@@ -76,13 +76,16 @@ class IndexConfig:
     hnsw_ef_search: int = 384
     """Beam width of a search: recall@20 against exact search at 100k e5 vectors was
     0.984–0.999 at 384 over four builds, 0.970–0.996 at 256 (0.3 vs 0.2 ms a query)."""
-    hnsw_ef_filtered: int = 96
+    hnsw_ef_filtered: int = 64
     """Beam width of a search whose filter (a viewer, a time window, a user or source)
     leaves few points to walk: hnswlib calls the filter at every node it visits, so the
-    walk costs about ef / (share passing) filter calls. On the 100k generated household
-    (e5), the 96 filtered walks of 200 fused and dense searches (median 6% of points
-    passing) found the exact top k at 96 as at 384, in 3.7 / 8.9 ms p50 / p95 instead of
-    10.1 / 24.9 ms (0.9993 at 48, 0.9958 at 20; ``bench engine``)."""
+    walk costs about ef / (share passing) filter calls. On the generated household with
+    e5 vectors, the filtered walks of 200 fused and dense searches found the exact top k
+    at 48 as at 384 (10k and 100k; 0.9993 in an earlier 100k build), and so did those on
+    10k LifeBench + LoCoMo records. On a 300k household memory (hashing vectors, median
+    0.9% of points passing) the walks' recall against exact search, counting ties, was
+    0.9834 / 0.9875 / 0.9904 at 48 / 64 / 96, at 7.2 / 9.9 / 15.1 ms p50: 64 keeps
+    recall above 0.98 for two thirds of 96's time (``bench engine --searches-only``)."""
     save_every_s: float = 5.0
     """The shortest interval between periodic saves of the dense index while ingesting
     (a large index waits longer: a save then takes at most 1/20 of the time)."""
