@@ -548,8 +548,9 @@ def print_result(result: dict[str, Any]) -> None:
               f"p50 {point['ms']['p50']} ms, p95 {point['ms']['p95']} ms")
     filtered = ann["filtered"]
     if filtered["walks"]:
-        print(f"filtered walks: {filtered['walks']} in {filtered['queries']} fused and dense "
-              f"searches, median share of points passing {filtered['share_passing']['p50']}")
+        print(f"filtered walks: {filtered['walks']} for {filtered['queries']} questions searched "
+              f"by fused and dense, median share of points passing "
+              f"{filtered['share_passing']['p50']}")
     for point in filtered["curve"]:
         print(f"  ef {point['ef']:>4}: recall {point['recall']:.4f} (ties counted "
               f"{point['recall_ties_counted']:.4f}), p50 {point['ms']['p50']} ms, "

@@ -102,13 +102,15 @@ def search_lines(r: dict[str, Any]) -> list[str]:
                       f"{c['ms']['p95']} |" for c in a["curve"]]
         f = a.get("filtered")
         if f and f.get("curve"):
-            lines += ["", f"Filtered walks (the {f['walks']} graph walks under a filter in "
-                      f"{f['queries']} fused and dense searches, median share of points "
-                      f"passing {f['share_passing']['p50']}) against exact search over the "
-                      f"points that pass; the library walks at ef {f['ef_filtered']}:", "",
+            lines += ["", f"Filtered walks (the {f['walks']} graph walks under a filter when "
+                      f"{f['queries']} questions are searched by the fused and the dense "
+                      f"pipeline, median share of points passing {f['share_passing']['p50']}) "
+                      "against exact search over the points that pass (recall counting a "
+                      "neighbour tied with the exact k-th as found in brackets); this run "
+                      f"walked at ef {f['ef_filtered']}:", "",
                       "| ef | recall | p50 ms | p95 ms |", "|---|---|---|---|"]
-            lines += [f"| {c['ef']} | {c['recall']:.4f} | {c['ms']['p50']} | "
-                      f"{c['ms']['p95']} |" for c in f["curve"]]
+            lines += [f"| {c['ef']} | {c['recall']:.4f} ({c.get('recall_ties_counted', '-')}) "
+                      f"| {c['ms']['p50']} | {c['ms']['p95']} |" for c in f["curve"]]
     return lines + [""]
 
 

@@ -80,12 +80,13 @@ class IndexConfig:
     """Beam width of a search whose filter (a viewer, a time window, a user or source)
     leaves few points to walk: hnswlib calls the filter at every node it visits, so the
     walk costs about ef / (share passing) filter calls. On the generated household with
-    e5 vectors, the filtered walks of 200 fused and dense searches found the exact top k
-    at 48 as at 384 (10k and 100k; 0.9993 in an earlier 100k build), and so did those on
-    10k LifeBench + LoCoMo records. On a 300k household memory (hashing vectors, median
-    0.9% of points passing) the walks' recall against exact search, counting ties, was
-    0.9834 / 0.9875 / 0.9904 at 48 / 64 / 96, at 7.2 / 9.9 / 15.1 ms p50: 64 keeps
-    recall above 0.98 for two thirds of 96's time (``bench engine --searches-only``)."""
+    e5 vectors, the filtered walks of 200 questions searched by the fused and the dense
+    pipelines found the exact top k at 48 as at 384 (10k and 100k; 0.9993 in an earlier
+    100k build), and so did those on 10k LifeBench + LoCoMo records. On a 300k household
+    memory (hashing vectors, median 0.9% of points passing) the walks' recall against
+    exact search, counting ties, was 0.9834 / 0.9875 / 0.9904 at 48 / 64 / 96, at 7.2 /
+    9.9 / 15.1 ms p50: 64 keeps recall above 0.98 for two thirds of 96's time
+    (``bench engine --searches-only``)."""
     save_every_s: float = 5.0
     """The shortest interval between periodic saves of the dense index while ingesting
     (a large index waits longer: a save then takes at most 1/20 of the time)."""
