@@ -11,6 +11,7 @@ speaker, timestamped with the session date.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -46,6 +47,15 @@ def lifebench_dir(lang: str, person: str = PERSON) -> Path:
         raise ValueError(f"no LifeBench data for {person!r} ({lang}) in {DATA}; "
                          f"people there: {', '.join(lifebench_people(lang)) or 'none'}")
     return path
+
+
+def check_person(ap: argparse.ArgumentParser, lang: str, person: str) -> None:
+    """Stop a benchmark's command line with the people there when ``person`` has no
+    LifeBench data for ``lang``."""
+    try:
+        lifebench_dir(lang, person)
+    except ValueError as exc:
+        ap.error(str(exc))
 
 
 def lifebench_name(lang: str, person: str = PERSON) -> str:

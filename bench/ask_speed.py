@@ -31,7 +31,7 @@ from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
     PERSON,
-    lifebench_dir,
+    check_person,
     lifebench_name,
     lifebench_observations,
     lifebench_questions,
@@ -66,10 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         questions = [pool[i] for i in range(0, len(pool), max(1, len(pool) // args.questions))
                      ][: args.questions]  # spread over the categories
     else:
-        try:
-            lifebench_dir(args.lang, args.person)
-        except ValueError as exc:
-            ap.error(str(exc))
+        check_person(ap, args.lang, args.person)
         name = lifebench_name(args.lang, args.person)
         path = OUT / name
         build(path, lifebench_observations(args.lang, person=args.person)).close()

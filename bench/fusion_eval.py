@@ -8,9 +8,8 @@ baselines in the same run: every record alone, and same day + cosine above a thr
 ``--person`` reads another LifeBench person laid out as the shared one (under the shared
 data's lifebench/LANG/, or ``MEMFUSE_SHARED_DATA``'s); its memory and result are named
 ``lifebench-LANG-NAME``. The memory is built once (bench/out/lifebench-LANG, shared with
-the quality benchmark);
-each setting re-runs fusion over the stored events (``MemFuse.rebuild_fusion``), so
-embedding is not repeated. Records labelled ``event_id`` 0 belong to no event and
+the quality benchmark); each setting re-runs fusion over the stored events
+(``MemFuse.rebuild_fusion``), so embedding is not repeated. Records labelled ``event_id`` 0 belong to no event and
 count as singletons. The last row ingests the same observations into a new memory as an
 app would (batches of 256, fused as they arrive; the stored vectors stand in for the
 embedder), where a batch's events are not yet in the dense index.
@@ -38,7 +37,7 @@ from memfuse_lite.fusion.model import load_views
 
 from .adapters import (
     PERSON,
-    lifebench_dir,
+    check_person,
     lifebench_event_labels,
     lifebench_name,
     lifebench_observations,
@@ -216,10 +215,7 @@ def main(argv: list[str] | None = None) -> None:
         def evidence_share(assign: dict[str, str]) -> float:
             return cohesion(assign, labelled.evidence)
     else:
-        try:
-            lifebench_dir(args.lang, args.person)
-        except ValueError as exc:
-            ap.error(str(exc))
+        check_person(ap, args.lang, args.person)
         dataset_name = lifebench_name(args.lang, args.person)
         path, gold = OUT / dataset_name, gold_labels(args.lang, args.person)
         observations = list(lifebench_observations(args.lang, person=args.person))

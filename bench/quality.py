@@ -37,7 +37,7 @@ from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
     PERSON,
-    lifebench_dir,
+    check_person,
     lifebench_name,
     lifebench_observations,
     lifebench_questions,
@@ -209,10 +209,7 @@ def main(argv: list[str] | None = None) -> None:
                  lambda: load(SMALL, "questions.jsonl"))]
     elif args.dataset.startswith("lifebench"):
         lang = args.dataset.split("-")[1]
-        try:
-            lifebench_dir(lang, args.person)
-        except ValueError as exc:
-            ap.error(str(exc))
+        check_person(ap, lang, args.person)
         name = lifebench_name(lang, args.person)
         runs = [(OUT / name, lambda: lifebench_observations(lang, person=args.person),
                  lambda: lifebench_questions(lang, person=args.person))]
