@@ -114,18 +114,24 @@ def render_lifebench(source: str, r: dict[str, Any]) -> str:
                       ensure_ascii=False)
 
 
+def _phone_records(lang: str, person: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(source, its records) for each source file the person's phone holds."""
+    root = lifebench_dir(lang, person) / "phone_data"
+    for source in LIFEBENCH_SOURCES:
+        path = root / f"{source}.json"
+        if path.exists():
+            yield source, json.loads(path.read_text())
+
+
 def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None = None
                            ) -> Iterator[dict[str, Any]]:
     """Every record of every source of ``person`` as an observation JSON object, recorded
     by ``user`` (default: the person). A source the person's phone lacks is skipped, and
     so is a record with no usable time (counted on stderr)."""
-    root = lifebench_dir(lang, person) / "phone_data"
-    for source in LIFEBENCH_SOURCES:
-        if not (root / f"{source}.json").exists():
-            continue
+    for source, records in _phone_records(lang, person):
         seen: dict[str, int] = {}
         untimed = 0
-        for record in json.loads((root / f"{source}.json").read_text()):
+        for record in records:
             try:
                 ts = _ts(record)
             except ValueError:
@@ -149,12 +155,9 @@ def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None 
 
 def lifebench_event_labels(lang: str, person: str = PERSON) -> dict[tuple[str, str], str]:
     """(source, external_id) → event_id: fusion ground truth, for scoring only."""
-    root = lifebench_dir(lang, person) / "phone_data"
     labels: dict[tuple[str, str], str] = {}
-    for source in LIFEBENCH_SOURCES:
-        if not (root / f"{source}.json").exists():
-            continue
-        for record in json.loads((root / f"{source}.json").read_text()):
+    for source, records in _phone_records(lang, person):
+        for record in records:
             if "event_id" in record:
                 labels.setdefault((source, str(record.get("phone_id"))), str(record["event_id"]))
     return labels

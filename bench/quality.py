@@ -204,14 +204,15 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     config = MemFuseConfig(fusion=FusionConfig(scorer=args.fusion, pair_model=args.pair_model))
     acc: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    dataset = args.dataset  # another LifeBench person's: lifebench-LANG-NAME
     if args.dataset == "generated":
         runs = [(OUT / "generated-s7", lambda: load(SMALL, "observations.jsonl"),
                  lambda: load(SMALL, "questions.jsonl"))]
     elif args.dataset.startswith("lifebench"):
         lang = args.dataset.split("-")[1]
         check_person(ap, lang, args.person)
-        name = lifebench_name(lang, args.person)
-        runs = [(OUT / name, lambda: lifebench_observations(lang, person=args.person),
+        dataset = lifebench_name(lang, args.person)
+        runs = [(OUT / dataset, lambda: lifebench_observations(lang, person=args.person),
                  lambda: lifebench_questions(lang, person=args.person))]
     else:
         convs = locomo_conversations()
@@ -236,8 +237,7 @@ def main(argv: list[str] | None = None) -> None:
                 mem.close()
         if args.ablations and args.dataset.startswith("lifebench"):
             with tempfile.TemporaryDirectory() as tmp:
-                mem = labelled_memories(path, args.dataset.split("-")[1], Path(tmp) / "m",
-                                        args.person)
+                mem = labelled_memories(path, lang, Path(tmp) / "m", args.person)
                 score(mem, questions(), ["fused"], acc, label=LABELLED)
                 mem.close()
         if args.fusion != DEFAULT_SCORER or args.pair_model:
@@ -253,8 +253,6 @@ def main(argv: list[str] | None = None) -> None:
               + ("  cov@20={:.3f}".format(r["coverage"]["20"]) if "coverage" in r else ""))
     suffix = "" if args.fusion == DEFAULT_SCORER else f"-{args.fusion}-fusion"
     suffix += "-held-out-model" if args.pair_model else ""
-    dataset = lifebench_name(args.dataset.split("-")[1], args.person) \
-        if args.dataset.startswith("lifebench") else args.dataset
     write_result(f"quality-{dataset}{suffix}", {
         "command": "python3 -m bench quality " + " ".join(argv or []),
         "dataset": dataset, "fusion": args.fusion,

@@ -72,7 +72,6 @@ def ingest_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-
 def search_lines(r: dict[str, Any]) -> list[str]:
     """Search latency per pipeline and the ANN checks of an engine run."""
     lines: list[str] = []
