@@ -15,13 +15,13 @@ import pytest
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
 from memfuse_lite.answer import (
     DONT_KNOW,
-    _echoes,
     compose,
     evidence_for,
     for_answer,
     matches,
     supported,
 )
+from memfuse_lite.answer.support import echoes
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
 from memfuse_lite.records import FusedMemory, Hit, Provenance
 from memfuse_lite.retrieve.agentic import clip, without_head
@@ -1015,8 +1015,8 @@ def test_an_llm_answer_that_restates_the_question_does_not_stand() -> None:
     echo = compose(question, (chat, meeting), (), datetime(2025, 2, 5, 21), ScriptedLLM(
         lambda op, prompt: {"answer": question, "citations": [1, 2], "known": True}))
     assert echo.mode == "fallback" and "11:10" in echo.text, echo
-    assert _echoes(question, question) and _echoes("Ben几点到新加坡", question)
-    assert not _echoes("11:10", question) and not _echoes("Ben到新加坡是上午", question)
+    assert echoes(question, question) and echoes("Ben几点到新加坡", question)
+    assert not echoes("11:10", question) and not echoes("Ben到新加坡是上午", question)
 
 
 def test_extractive_multiple_choice_follows_the_evidence(open_memory) -> None:

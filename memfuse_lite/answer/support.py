@@ -1,0 +1,188 @@
+"""The support check: whether the records an LLM answer cites state what it says
+(:func:`supported`), and whether the answer stands beside the extractive one
+(:func:`stands`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from ..fusion.terms import terms_of
+from ..records import Hit
+from ..retrieve.planner import keywords
+from .extractive import replaces
+from .order import holding, preferred_alike
+from .wording import (
+    AMOUNT,
+    ASKS_AMOUNT,
+    ASKS_NUMBER,
+    ASKS_VALUE,
+    DATED_TIME,
+    NUMBER,
+    TIME_WORDS,
+    UNIT,
+    asked_words,
+    content_words,
+    key_words_held,
+    parts_asked,
+    stated,
+    with_time,
+)
+
+SUPPORT_SHARE = 0.5
+"""Share of an LLM answer's content words that must occur in the records it cites."""
+
+
+def resting_on(answer: str, cited: Sequence[Hit], parts: int = 1, dated: bool = True
+               ) -> tuple[int, ...]:
+    """The records the answer rests on: the cited one that states most of what the answer
+    says (the first such in answer order: ``cited`` follows :func:`~.order.for_answer`),
+    then, for a question asking ``parts`` things, each next one that states most of what
+    the kept ones do not: for a question asking no time or amount (not ``dated``), other
+    than a date or a number (the calendar entry's "Wednesday 19 February" in an answer that
+    leaves out the restaurant it shows answers no part). A small model cites records
+    beside the ones it answers from (measured with ``bench ask``: a second citation was
+    gold evidence less often than the first), so only those are kept."""
+    wanted = stated(answer)
+    pool = [(h.event_id, stated(with_time(h))) for h in cited]
+    kept: list[int] = []
+
+    def adds(states: frozenset[str]) -> frozenset[str]:
+        new = wanted & states
+        return new if dated or not kept else frozenset(w for w in new if w not in TIME_WORDS
+                                                       and not w.isdigit())
+
+    while pool and len(kept) < parts:
+        best = max(range(len(pool)), key=lambda i: len(adds(pool[i][1])))
+        eid, states = pool.pop(best)
+        if not adds(states):
+            break
+        kept.append(eid)
+        wanted -= states
+    return tuple(kept)
+
+
+_LETTER = re.compile(r"^\s*([A-Za-z])\s*(?:[.):、．]\s*(.*))?$", re.S)
+
+
+def claim_of(text: str, choices: Mapping[str, str] | None) -> str:
+    """What an answer asserts: with options, a leading option letter ("B", "B. …") is
+    dropped, so an answer that is only a letter asserts nothing and falls back (a bare
+    letter would otherwise pass the support check on any record holding that character,
+    and an option's words alone are what the letter check already weighs)."""
+    found = _LETTER.match(text) if choices else None
+    if found is None or choices is None or found.group(1).upper() not in choices:
+        return text
+    return (found.group(2) or "").strip()
+
+
+def matches(question: str, hit: Hit) -> bool:
+    """Whether a record shares a content word with the question (a citation must)."""
+    asked = asked_words(question)
+    return not asked or bool(asked & content_words(hit.text))
+
+
+def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
+    """Whether the records an answer cites state what it asserts: every number in it and
+    at least ``SUPPORT_SHARE`` of its content words occur in them, and they share a
+    content word with the question (so a right-sounding answer cannot rest on unrelated
+    records). An answer of numbers alone stands only for a question asking when, how
+    many or how much, and only when one cited record's text states them all (a record's
+    own time is when it was written, not always when what it tells happens)."""
+    evidence = " ".join(with_time(h) for h in cited)
+    said, there = content_words(answer), content_words(evidence)
+    numbers = set(NUMBER.findall(answer))
+    if not said and not numbers:
+        return False
+    if all(any(ch.isdigit() for ch in w) for w in said):  # a bare time, date or amount
+        if not ASKS_VALUE.search(question):
+            return False  # it answers only "when" or "how many"
+        if not any(numbers <= set(NUMBER.findall(h.text)) for h in cited):
+            return False  # a record's time alone: the extractive answer quotes it with it
+    if not numbers <= set(NUMBER.findall(evidence)):
+        return False
+    if not _units(answer) <= _units(evidence):
+        return False  # a time or date pieced together from the numbers of others
+    if not all(any(_units(pair) <= _units(with_time(h)) for h in cited)
+               for pair in DATED_TIME.findall(answer)):
+        return False  # one record's day with another's time (a look-alike's "15:00")
+    if said and len(said & there) < SUPPORT_SHARE * len(said):
+        return False
+    asked = terms_of(question)  # the question's topic words (no question words, no times)
+    return not asked or bool(asked & there)
+
+
+def _units(text: str) -> set[str]:
+    """The clock times and dates of a text as hour:minute and month-day ("09:30" is
+    "9:30"; "2025-02-15" and "2月15日" are both "2-15")."""
+    out = set()
+    for unit in UNIT.findall(text):
+        n = [int(x) for x in NUMBER.findall(unit)]
+        out.add(f"{n[0]}:{n[1]:02d}" if ":" in unit else f"{n[-2]}-{n[-1]}")
+    return out
+
+
+def echoes(claim: str, question: str) -> bool:
+    """Whether ``claim`` only restates ``question`` (a small model's "Around Tuesday 4
+    February, when does Ben land?" given as its answer): no content word or number of its
+    own."""
+    return not content_words(claim) - content_words(question) and \
+        set(NUMBER.findall(claim)) <= set(NUMBER.findall(question))
+
+
+def stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
+           quoted: Sequence[Hit], hits: Sequence[Hit], multiple_choice: bool,
+           around: float | None = None) -> bool:
+    """Whether an LLM answer stands: ``claim`` (what it says) resting on the records
+    ``rests`` among those it ``cited``, for a question the extractive answer quotes
+    ``quoted`` for, over the records ``hits`` (in answer order; ``around``: the time the
+    question names, :func:`~.compose._asked_time`)."""
+    by_id = {h.event_id: h for h in hits}
+    if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
+        return False  # the records it cites do not state what it says
+    if not quoted:
+        return False  # no record holds half of the question's key words: nothing to go on
+    # a question that asks several things: a part left unanswered (the report the best
+    # record replaced, which the extractive answer quotes beside it, is one: "what time
+    # does the reminder give, and what time did Mia say?")
+    beside = replaces(question, quoted, hits)[1] if parts_asked(question) > 1 else ()
+    if len(rests) < len(quoted) + len(beside):
+        return False
+    words = set(keywords(question).split())
+    most = max(len(key_words_held(words, by_id[i])) for i in rests)
+    best = len(key_words_held(words, quoted[0]))
+    if most < best:
+        return False  # resting on records less about the question than the best one
+    if most == best and not {h.event_id for h in quoted} & set(rests):
+        # resting only on others that are as much about it: a look-alike the answer order
+        # puts below (another appointment with the same doctor), which a small model is
+        # drawn to as readily as to the right one
+        return False
+    if not multiple_choice and ASKS_NUMBER.search(question) and not NUMBER.search(claim):
+        return False  # how many or what time, answered without a number
+    if not multiple_choice and ASKS_AMOUNT.search(question) and not AMOUNT.search(claim):
+        return False  # a question about money answered with no amount (a date, a time)
+    # resting on a report that a later one replaced, without citing that one, or saying
+    # nothing that one says anew: an out-of-date state given as the current one
+    if any(by_id[i].superseded_by and _stale(claim, by_id[i], by_id, cited) for i in rests):
+        return False
+    # resting on a look-alike of a report the answer order puts first, older or further
+    # from the time asked (last month's "your parcel from Peak Outdoor arrives today" for
+    # this week's)
+    held = {h.event_id: w | p for h, w, p in zip(hits, *holding(question, hits), strict=True)}
+    said = {h.event_id: content_words(h.text) for h in hits}
+    return not any(preferred_alike(by_id[i], h, held, said, around)
+                   for i in rests for h in hits if h.event_id not in rests)
+
+
+def _stale(claim: str, old: Hit, by_id: dict[int, Hit], cited: tuple[int, ...]) -> bool:
+    """Whether ``claim``, resting on ``old``, ignores the reports that replaced it: one is
+    not cited, or the claim states none of the words and numbers they add to ``old`` (the
+    answer "Cafe Soleil" from a plan whose replacement says the dinner moved to Trattoria
+    Roma)."""
+    if any(j not in cited for j in old.superseded_by):
+        return True
+    fresh = frozenset().union(*(stated(by_id[j].text) for j in old.superseded_by)) \
+        - stated(old.text)
+    return not stated(claim) & fresh
+
