@@ -2,6 +2,7 @@
 
     python3 -m bench engine --size 10000 [--corpus real|generated] [--embedder e5|hashing]
                             [--threads 1] [--batch 64] [--queries 300] [--keep DIR]
+                            [--ef-construction N]
     python3 -m bench engine --size N --keep DIR --searches-only [--ef-filtered 96]
 
 ``real``: the shared LifeBench person in English and Chinese and the LoCoMo
@@ -351,13 +352,18 @@ async def ingest_file(mem: MemFuse, path: Path, producers: int = 8) -> float:
 
 
 def run(size: int, threads: int, batch: int, n_queries: int, keep: Path | None,
-        corpus_name: str = "real", embedder_name: str = "e5") -> dict[str, Any]:
-    """Ingest ``size`` observations, then time searches; returns the figures."""
+        corpus_name: str = "real", embedder_name: str = "e5",
+        ef_construction: int | None = None) -> dict[str, Any]:
+    """Ingest ``size`` observations, then time searches; returns the figures
+    (``ef_construction`` overrides ``IndexConfig.hnsw_ef_construction``)."""
     workdir = keep or Path(tempfile.mkdtemp(prefix="memfuse-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     workload_file = workdir / "workload.jsonl"
     qs = prepare_workload(workload_file, corpus_name, size, n_queries)
     config = MemFuseConfig(threads=threads, ingest=IngestConfig(batch_size=batch))
+    if ef_construction is not None:
+        config = replace(config, index=replace(config.index,
+                                               hnsw_ef_construction=ef_construction))
     embedder = TimedEmbedder(HashingEmbedder() if embedder_name == "hashing"
                              else load_default_embedder(config))
     rss_before = current_rss_mb()
@@ -511,18 +517,23 @@ def main(argv: list[str] | None = None) -> None:
                          "--embedder left there")
     ap.add_argument("--ef-filtered", type=int,
                     help="with --searches-only: IndexConfig.hnsw_ef_filtered for this run")
+    ap.add_argument("--ef-construction", type=int,
+                    help="IndexConfig.hnsw_ef_construction of the memory ingested")
     args = ap.parse_args(argv)
     suffix = "" if args.corpus == "real" else f"-{args.corpus}"
     suffix += "" if args.embedder == "e5" else f"-{args.embedder}"
     if args.searches_only:
         if args.keep is None:
             ap.error("--searches-only needs --keep DIR")
+        if args.ef_construction is not None:
+            ap.error("--ef-construction applies to an ingest, not to --searches-only")
         result = searches_only(args.keep, args.size, args.threads, args.queries,
                                args.corpus, args.embedder, args.ef_filtered)
         suffix += "-searches" + (f"-ef{args.ef_filtered}" if args.ef_filtered else "")
     else:
         result = run(args.size, args.threads, args.batch, args.queries, args.keep,
-                     args.corpus, args.embedder)
+                     args.corpus, args.embedder, args.ef_construction)
+        suffix += f"-efc{args.ef_construction}" if args.ef_construction else ""
     print_result(result)
     write_result(f"engine-{args.size}{suffix}", {"command": "python3 -m bench engine "
                                          + " ".join(argv or []), **result})

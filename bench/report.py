@@ -518,7 +518,7 @@ def plots(results: dict[str, dict[str, Any]]) -> list[str]:
     PLOTS.mkdir(exist_ok=True)
     out = []
     engines = sorted((r for n, r in results.items() if n.startswith("engine-")
-                      and "ingest" in r
+                      and "-efc" not in n and "ingest" in r
                       and r.get("corpus") == "generated" and "hashing" not in r.get(
                           "embedder", "")), key=lambda r: r["size"])
     if len(engines) >= 2:

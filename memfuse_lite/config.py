@@ -60,19 +60,20 @@ class IndexConfig:
     """HNSW parameters, how often the dense index is written to disk, and the share of
     deleted vectors (after ``forget``) at which it is rebuilt without them.
 
-    The defaults keep recall@20 against exact search at 1.000 on 100k e5 vectors and
-    0.957 / 0.936 at 300k / 1M (``python3 -m bench ann``). A memory meant to grow past a
-    few hundred thousand events should be created with ``hnsw_m=32,
-    hnsw_ef_construction=800``: 0.998 at 1M at the same ``hnsw_ef_search`` (p50 1.2 ms),
-    for an index 8% larger that takes 2.1× as long to build (``M`` is fixed when the
-    index is built; a saved index keeps its own until ``MemFuse.rebuild_indexes()``)."""
+    The defaults keep recall@20 against exact search at 1.000 / 1.000 / 0.996 on e5
+    vectors of a household grown to 100k / 300k / 1M (``python3 -m bench ann``).
+    ``M`` and ``ef_construction`` are fixed when the index is built: a saved index keeps
+    its own until ``MemFuse.rebuild_indexes()``."""
 
     hnsw_m: int = 16
-    hnsw_ef_construction: int = 400
-    """Beam width while inserting: on one 100k memory's vectors rebuilt in id order, 200
-    gave recall@20 0.9762 / 0.9950 at ef_search 256 / 384, 400 gave 0.9915 / 1.0000
-    (0.38 vs 0.18 ms an insert, on the commit thread, which waits for the embedder anyway);
-    builds in another insertion order had fallen to 0.974 at 200."""
+    hnsw_ef_construction: int = 800
+    """Beam width while inserting. On the e5 vectors of a household grown to 1M (608,705
+    distinct texts, ``bench ann``), 800 gave recall@20 0.996 at the default ef_search
+    where 400 gave 0.920 (and ef_search 768 only 0.960): a wider search cannot find what
+    a narrow build left unlinked. It costs 1.75× the build time (276 vs 158 s at 1M on
+    two threads; 26 vs 12 s at 100k), on the commit thread, which overlaps the embedder.
+    At 100k, 200 had given 0.9762 / 0.9950 at ef_search 256 / 384 and 400 0.9915 /
+    1.0000."""
     hnsw_ef_search: int = 384
     """Beam width of a search: recall@20 against exact search at 100k e5 vectors was
     0.984–0.999 at 384 over four builds, 0.970–0.996 at 256 (0.3 vs 0.2 ms a query)."""

@@ -148,14 +148,17 @@ def test_hnsw_parameters_of_a_new_config_apply_when_the_indexes_are_rebuilt(
     m_built = mem.engine.dense.index.M
     assert m_built == config.index.hnsw_m
     mem.close()
-    wider = replace(config, index=replace(config.index, hnsw_m=32, hnsw_ef_construction=800))
+    wider_beam = config.index.hnsw_ef_construction + 200
+    wider = replace(config, index=replace(config.index, hnsw_m=32,
+                                          hnsw_ef_construction=wider_beam))
     mem = open_memory(tmp_path / "mem", config=wider)
     m_kept = mem.engine.dense.index.M
     assert m_kept == config.index.hnsw_m, "a saved graph keeps its M"
+    assert mem.engine.dense.index.ef_construction == config.index.hnsw_ef_construction
     before = top_text(mem, "dentist appointment", "dense")
     mem.rebuild_indexes()
     assert mem.engine.dense.index.M == 32
-    assert mem.engine.dense.index.ef_construction == 800
+    assert mem.engine.dense.index.ef_construction == wider_beam
     assert top_text(mem, "dentist appointment", "dense") == before
 
 
