@@ -19,31 +19,24 @@ from .wording import AMOUNT, ASKS_AMOUNT, key_words_held, parts_asked
 
 Embed = Callable[[list[str]], np.ndarray]
 """Texts → unit vectors (the memory's embedder, passage role)."""
-
-
 DONT_KNOW = "I don't know: nothing in this memory supports an answer."
-
 
 EXTRACT_RECORDS = 3
 """Most records an extractive answer quotes."""
-
-
 EXTRACT_POOL = 8
 """How many of the best current records an extractive answer picks from."""
-
-
 ASKS_SEVERAL = re.compile(r"\b(?:each|every|list|what (?:items|things))\b|哪些|各", re.I)
 """A question asking for every one of several like things ("… and what did each item
 cost?", "买了哪些东西"): each is its own record (three payments, by three people)."""
-
-
 SEVERAL_RECORDS = 6
 """Most records an extractive answer quotes for such a question."""
-
-
 EPISODE_DAYS = 3.0
 """How far apart, in days, the records of one happening are taken to be (the span fusion
 gathers an episode over, ``FusionConfig.window_days``)."""
+_ASKS_BEFORE = re.compile(r"\b(?:originally|original|initially|first|planned|previous(?:ly)?|"
+                          r"earlier|before)\b|原定|原来|本来|最初|起初|原计划|原先|之前", re.I)
+"""A question about the plan before it changed ("when was the meeting planned?", "first
+booked for"): the replaced report answers it."""
 
 
 def quoted_records(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
@@ -179,12 +172,6 @@ def extractive_answer(question: str, hits: tuple[Hit, ...],
     note, old = replaces(question, chosen, hits)
     return "According to " + "; ".join(quotes) + note, True, (
         *(h.event_id for h in chosen), *old)
-
-
-_ASKS_BEFORE = re.compile(r"\b(?:originally|original|initially|first|planned|previous(?:ly)?|"
-                          r"earlier|before)\b|原定|原来|本来|最初|起初|原计划|原先|之前", re.I)
-"""A question about the plan before it changed ("when was the meeting planned?", "first
-booked for"): the replaced report answers it."""
 
 
 def _replaced(hit: Hit, hits: Sequence[Hit]) -> list[Hit]:

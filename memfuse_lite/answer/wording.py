@@ -12,43 +12,27 @@ from ..text.timeexpr import MONTHS_EN, WEEKDAYS_EN, ZH_WEEKDAY
 from ..text.tokens import words
 
 NUMBER = re.compile(r"\d+")
-
-
 DATE = r"\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{2}-\d{2}"
-
-
 UNIT = re.compile(rf"\d{{1,2}}:\d{{2}}|{DATE}")
 """Clock times and dates, which an answer must quote whole: each of their numbers alone
 is in many a record ("15:00" from the "2月15日" of one and the ":00" of another)."""
-
-
 DATED_TIME = re.compile(rf"(?:{DATE})\D{{0,12}}?\d{{1,2}}:\d{{2}}")
 """A date and the clock time beside it ("2月15日周六 15:00", "2025-02-15 at 15:00"): one
 appointment, which one record must state whole."""
-
-
 ASKS_VALUE = re.compile(
     r"\b(?:when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|how (?:many|"
     r"much|long|often|old|far|late|early))\b|什么时候|何时|几点|几号|哪天|哪一天|哪年|几月|"
     r"多少|几个|几次|多久|多长|多大", re.I)
 """A question that asks for a time, a date or an amount (a bare number can answer it)."""
-
-
 ASKS_NUMBER = re.compile(r"\b(?:how many|what time)\b|多少|几点|几个|几次", re.I)
 """A question whose answer is a number: a count or a clock time (an amount of money:
 :data:`ASKS_AMOUNT`)."""
-
-
 ASKS_AMOUNT = re.compile(r"\b(?:cost|costs|price|paid|pay|spen[dt]|how much)\b|多少钱|花了|价格|费用",
-                          re.I)
+                         re.I)
 """A question about money (what something cost, how much was paid)."""
-
-
 AMOUNT = re.compile(r"[¥$€£]\s?\d|\d[.,]\d\d\b|\d\s*(?:元|块|yuan|rmb|cny|usd|dollars?|euros?)",
-                     re.I)
+                    re.I)
 """An amount of money: a currency sign or word by a number, or a number with cents."""
-
-
 FUNCTION_WORDS = frozenset("""a an the and or but of to in on at by for with from as is are was
 were be been it its this that these those there here i me my mine we us our you your he him
 his she her they them their what which who whom when where why how do does did will would
