@@ -10,9 +10,9 @@ data's lifebench/LANG/, or ``MEMFUSE_SHARED_DATA``'s); its memory and result are
 ``lifebench-LANG-NAME``. The memory is built once (bench/out/lifebench-LANG, shared with
 the quality benchmark); each setting re-runs fusion over the stored events
 (``MemFuse.rebuild_fusion``), so embedding is not repeated. Records labelled ``event_id``
-0 belong to no event and count as singletons. The last row ingests the same observations into a new memory as an
-app would (batches of 256, fused as they arrive; the stored vectors stand in for the
-embedder), where a batch's events are not yet in the dense index.
+0 belong to no event and count as singletons. The last row ingests the same observations
+into a new memory as an app would (batches of 256, fused as they arrive; the stored
+vectors stand in for the embedder), where a batch's events are not yet in the dense index.
 ``--dataset generated`` scores the generated household against its scenes instead.
 """
 
