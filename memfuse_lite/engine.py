@@ -150,6 +150,7 @@ def open_engine(path: Path, *, config: MemFuseConfig, embedder: Embedder | None 
                                model_key=embedder.info.key())
         for index in indexes:
             on_failure.callback(index.close)
+        indexes.dense.read_vectors_from(store.vectors)
         text_refilled = catch_up(store, indexes)
         pool = LLMPool(llms, model_dir=config.model_dir, n_ctx=config.llm_ctx,
                        threads=config.threads)

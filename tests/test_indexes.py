@@ -102,8 +102,8 @@ def test_events_of_one_text_share_a_point(walk: bool, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from memfuse_lite.index import dense
 
-    if walk:  # so few events would be scored exactly: search the graph instead
-        monkeypatch.setattr(dense, "EXACT_LIMIT", 0)
+    # so few events would be scored exactly: search the graph, or score exactly
+    monkeypatch.setattr(dense, "exact_pays", lambda *_: not walk)
     emb = FakeEmbedder()
     index = open_index("dense:hnsw", tmp_path, emb)
     call = "Outgoing call to HomeCare Repairs, 5 min"
@@ -355,19 +355,31 @@ def test_text_index_commits_are_spaced_while_ingesting(tmp_path: Path) -> None:
     every.close()
 
 
-def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
+@pytest.mark.parametrize("source", ["index", "store"])
+def test_exact_scoring_is_blockwise_and_equals_one_pass(source: str, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The exact fallback reads vectors a block at a time (bounded memory) and returns what
-    scoring all of them at once would: the k most similar, ties to the newer id."""
+    """The exact fallback reads vectors a block at a time (bounded memory), from hnswlib or
+    from the store attached to the index, and returns what scoring all of them at once
+    would: the k most similar, ties to the newer id; what the store no longer holds is
+    left out."""
     from memfuse_lite.index import dense
+    from memfuse_lite.store import Store
+    from memfuse_lite.store.sqlite import insert_events
 
     rng = np.random.default_rng(3)
     vecs = rng.normal(size=(50, 8)).astype(np.float32)
     vecs[31] = vecs[7]  # a tie: the newer id comes first
-    index = dense.HnswIndex(tmp_path, dims=8, model_key="fake", cfg=IndexConfig())
-    index.add([EventRecord(id=i + 1, text=str(i), audience=None, ts_epoch=1.0e9 + i,
+    records = [EventRecord(id=i + 1, text=str(i), audience=None, ts_epoch=1.0e9 + i,
                            embedding=v, user="ana", source="sms", ts="")
-               for i, v in enumerate(vecs)])
+               for i, v in enumerate(vecs)]
+    index = dense.HnswIndex(tmp_path, dims=8, model_key="fake", cfg=IndexConfig())
+    store = Store(tmp_path / "db")
+    if source == "store":
+        with store.atomic() as db:
+            assert [r.id for r in insert_events(db, records)] == list(range(1, 51))
+        index.read_vectors_from(store.vectors)
+        monkeypatch.setattr(index, "vector_blocks", None)  # never read back from hnswlib
+    index.add(records)
     query = vecs[7] + 0.01 * rng.normal(size=8).astype(np.float32)
     ids = np.arange(1, 51)
     unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -378,7 +390,26 @@ def test_exact_scoring_is_blockwise_and_equals_one_pass(tmp_path: Path,
     assert [i for i, _ in got] == expected
     assert got[0][0] == 32 and got[1][0] == 8  # the tied pair, newer id first
     assert [s for _, s in got] == pytest.approx(sorted(sims, reverse=True)[:10], abs=1e-5)
+    if source == "store":
+        with store.atomic() as db:
+            db.execute("DELETE FROM events WHERE id = 32")
+        assert [i for i, _ in index._exact(query, ids, 9)] == expected[1:]
     index.close()
+    store.close()
+
+
+def test_a_selective_filter_is_scored_exactly_when_that_costs_less_than_a_walk() -> None:
+    """A filtered walk visits about ef / share nodes: the fewer points pass, the longer it
+    walks, while exact scoring costs in proportion to the events passing; reading vectors
+    from the store makes exact scoring pay for larger subsets than hnswlib's read-back."""
+    from memfuse_lite.index.dense import INDEX_ROW_US, STORED_ROW_US, exact_pays
+
+    total = 100_000
+    assert exact_pays(900, 900, total, 64, STORED_ROW_US)
+    assert not exact_pays(900, 900, total, 64, INDEX_ROW_US)
+    assert exact_pays(128, 128, 10_000, 64, INDEX_ROW_US)
+    assert not exact_pays(5_000, 5_000, total, 64, STORED_ROW_US)
+    assert not exact_pays(40, 40, 40, 64, STORED_ROW_US)  # nothing filtered out: walk
 
 
 def test_a_filtered_walk_keeps_to_its_points_at_its_own_beam_width(tmp_path: Path) -> None:

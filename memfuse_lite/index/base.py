@@ -22,6 +22,10 @@ from ..event import EventRecord
 
 log = logging.getLogger("memfuse_lite.index")
 
+VectorSource = Callable[[Sequence[int]], tuple[np.ndarray, np.ndarray]]
+"""Event ids → (the ids found, their stored vectors as rows): the store's copies, which a
+dense index may read to score a few events exactly (:meth:`Store.vectors`)."""
+
 
 def read_sidecar(path: Path) -> dict[str, Any] | None:
     """The sidecar's content, or None when it is missing or unreadable."""
@@ -129,6 +133,11 @@ class DenseIndex(DerivedIndex):
 
     def describe(self, rows: Sequence[EventRecord]) -> None:  # noqa: B027 - optional hook
         """Learn what filters need of events whose vectors were loaded from disk."""
+
+    def read_vectors_from(self, source: VectorSource) -> None:  # noqa: B027 - optional hook
+        """Where to read events' vectors when scoring them exactly is cheaper than
+        searching (the store; an index without the hook reads its own or never scores
+        exactly)."""
 
     def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[EventRecord]]]
                               ) -> bool:

@@ -31,16 +31,29 @@ from ..config import IndexConfig
 from ..event import EventRecord
 from ..prepare.checksums import sha256_file
 from ..sources import scheduling_sources
-from .base import DenseIndex, IndexFilter, log, read_sidecar, write_sidecar
+from .base import DenseIndex, IndexFilter, VectorSource, log, read_sidecar, write_sidecar
 
 FORMAT = 2
 """2: events with the same text share a point (1: a point per event)."""
-EXACT_LIMIT = 128
-"""At most this many events passing a filter are scored exactly instead of by a filtered
-graph walk: reading vectors back out of hnswlib costs about 20 µs each, while the filtered
-walk found the same top 20 for the planner's filters on LifeBench at every subset size
-measured (exact 4.9 / 15 / 34 ms vs walk 3.5 / 1.7 / 0.8 ms at 128–256 / 512–1024 /
-1024–2048 passing events)."""
+WALK_NODE_US = 1.0
+"""Microseconds a filtered HNSW walk spends per graph node it visits (the distances to its
+neighbours; 384-d, M 16, an Intel Xeon core). A walk that wants ``ef`` passing points
+visits about ``ef / share`` nodes, where ``share`` is the share of points passing."""
+STORED_ROW_US = 2.7
+"""Microseconds to read one event's vector from the store by id (SQLite, warm cache; ids
+spread over 100k events: 2.5 ms for 900; consecutive ids 1.1 µs each)."""
+INDEX_ROW_US = 18.0
+"""Microseconds to read one vector back out of hnswlib (``get_items`` converts every
+float to a Python object): the exact scoring's cost with no store attached."""
+
+
+def exact_pays(events: int, points: int, total: int, ef: int, row_us: float) -> bool:
+    """Whether scoring the ``events`` passing a filter exactly costs less than a filtered
+    walk at ``ef`` over ``total`` points of which ``points`` pass. At 100k household
+    events (68k points) the crossover is near 1,300 events from the store: a time filter
+    passing 0.9% of the points took 6–10 ms to walk at ef 64 and 1–3 ms to score."""
+    return events * row_us <= ef * total / max(points, 1) * WALK_NODE_US
+
 
 EXACT_BLOCK = 4096
 """Exact scoring reads this many vectors out of hnswlib at a time: a fallback over a large
@@ -112,6 +125,7 @@ class HnswIndex(DenseIndex):
         self._seen: dict[str, np.ndarray] = {}
         # (viewer, filter) -> events and points passing it, read-only; emptied with _seen
         self._passing: dict[tuple[str, IndexFilter | None], tuple[np.ndarray, np.ndarray]] = {}
+        self._stored: VectorSource | None = None  # where exact scoring reads vectors
         self._load()
 
     def _new(self, capacity: int = 1024) -> hnswlib.Index:
@@ -435,16 +449,18 @@ class HnswIndex(DenseIndex):
         """The k nearest events the viewer may see within ``where``, as (id, cosine).
 
         The filter runs inside the HNSW search; when few events pass it, they are scored
-        exactly instead (a filtered graph walk over a tiny subset wastes its time)."""
+        exactly instead (a filtered graph walk over a small share of the points visits
+        most of the graph to find them: :func:`exact_pays`)."""
         with self._lock:
             mask, points = self._passing_of(viewer, where)
             available = int(mask.sum())
             k = min(k, available)
             if k <= 0:
                 return []
-            if available <= EXACT_LIMIT:
-                return self._exact(query, np.flatnonzero(mask), k)
             passing, total = int(points.sum()), self._live_points()
+            row_us = INDEX_ROW_US if self._stored is None else STORED_ROW_US
+            if exact_pays(available, passing, total, self.cfg.hnsw_ef_filtered, row_us):
+                return self._exact(query, np.flatnonzero(mask), k)
             want = min(k, passing)  # as many points hold at least k passing events
             passes = mask.__getitem__
             # Enough points pass: search unfiltered for a few times k and filter after,
@@ -499,12 +515,29 @@ class HnswIndex(DenseIndex):
                 return None
             return np.asarray(self.index.get_items([point])[0], dtype=np.float32)
 
+    def read_vectors_from(self, source: VectorSource) -> None:
+        """Exact scoring reads vectors from ``source`` (the store) instead of hnswlib:
+        about 7 times faster per vector."""
+        self._stored = source
+
+    def _scoring_blocks(self, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(event ids, their vectors) to score, in blocks of :data:`EXACT_BLOCK`: from
+        the store when one is attached (ids it no longer holds are left out), else from
+        hnswlib."""
+        if self._stored is None:
+            yield from self.vector_blocks(ids)
+            return
+        for start in range(0, len(ids), EXACT_BLOCK):
+            found, vecs = self._stored(ids[start:start + EXACT_BLOCK].tolist())
+            if len(found):
+                yield found, vecs
+
     def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The k ids most similar to ``query``, scored block by block; ties (events of one
         text) go to the newer id."""
         best_ids = np.zeros(0, dtype=np.int64)
         best_sims = np.zeros(0, dtype=np.float32)
-        for block, vecs in self.vector_blocks(ids):
+        for block, vecs in self._scoring_blocks(ids):
             sims = (vecs @ query / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
                     ).astype(np.float32)
             best_ids = np.concatenate([best_ids, block])

@@ -302,6 +302,20 @@ class Store:
             ]
             last = rows[-1][0]
 
+    def vectors(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The stored embeddings of events: (the ids found, their vectors as rows, in the
+        same order); missing ids are left out. One statement for any number of ids (a JSON
+        list), on the lookup reader: a caller may hold :meth:`reading`."""
+        with self.looking_up() as db:
+            rows: list[Row] = db.execute("SELECT id, embedding FROM events"
+                              " WHERE id IN (SELECT value FROM json_each(?))",
+                              (json.dumps([int(i) for i in ids]),)).fetchall()
+        found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return found, np.zeros((0, 0), dtype=np.float32)
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return found, vecs.reshape(len(rows), -1)
+
     def access(self, ids: Sequence[int]) -> dict[int, tuple[tuple[str, ...] | None, float]]:
         """(audience, observation time in epoch seconds) of events, keyed by id: what
         deciding whether a viewer may see an event at a given time needs, without the
