@@ -13,6 +13,7 @@ from memfuse_lite import MemFuse, MemFuseConfig, NotFound
 from memfuse_lite.config import FusionConfig, IngestConfig
 from memfuse_lite.event import EventRecord
 from memfuse_lite.fusion.agent import FusionAgent
+from memfuse_lite.fusion.edges import episode_edges, stated_cause
 from memfuse_lite.fusion.model import EventView, view_of
 from memfuse_lite.index import EVENT, FUSED
 from memfuse_lite.sources import actors_of, event_time_of
@@ -598,7 +599,6 @@ def view(i: int, source: str, user: str, ts: str, text: str) -> EventView:
 def test_the_order_edge_comes_from_the_member_the_event_matches_best() -> None:
     """Within an episode, an event's order edge comes from the earlier member it matches
     best (the message a reply answers), not from whatever was recorded last."""
-    agent = FusionAgent(FusionConfig(scorer="rules"), lambda *_: [])
     ask = view(1, "chat", "ana", "2025-03-03T09:00",
                "Can you pick up the kids on Thursday? The dentist moved me to 16:00")
     photo = view(2, "photo", "ana", "2025-03-03T09:30", "Photo of the school gate")
@@ -606,8 +606,8 @@ def test_the_order_edge_comes_from_the_member_the_event_matches_best() -> None:
                  "Yes, I will pick up the kids on Thursday")
     # in score order, as fusion hands them over: the question first, the photo second
     scored = [((0.9, 0.8), ask), ((0.4, 0.3), photo)]
-    order = [(ed.src, ed.dst) for ed in agent._edges(reply, scored, {1: 7, 2: 7}, 7, None)
-             if ed.kind == "causal"]
+    order = [(ed.src, ed.dst) for ed in episode_edges(
+        reply, scored, {1: 7, 2: 7}, 7, None, FusionConfig(scorer="rules")) if ed.kind == "causal"]
     assert order == [(1, 3)]
 
 
@@ -616,7 +616,6 @@ def test_the_stated_cause_is_the_latest_earlier_record_naming_it() -> None:
     of the clause's key words, not the plan the message moves, not last week's message
     alike, nor one recorded after it, and on the day the clause names if it names a past
     one; "so far" states no cause."""
-    agent = FusionAgent(FusionConfig(scorer="rules"), lambda *_: [])
     effect = view(5, "chat", "ana", "2025-01-19T08:50",
                   "My flight is delayed, I now land in Singapore at 13:40. I moved the "
                   "meeting with Lucas Martin to tomorrow, so I can't make dinner tonight")
@@ -631,15 +630,15 @@ def test_the_stated_cause_is_the_latest_earlier_record_naming_it() -> None:
                   "Flight CZ5502 is delayed by 2 hours due to a crew shortage")
     later = view(6, "push", "ana", "2025-01-19T09:30", "Flight CZ5502 is delayed again")
     everything = [plan, last_week, booking, notice, later]
-    assert agent._cause(effect, everything) == notice
-    assert agent._cause(effect, [plan, last_week, booking, later]) == booking
-    assert agent._cause(effect, [plan, last_week]) is None
+    assert stated_cause(effect, everything) == notice
+    assert stated_cause(effect, [plan, last_week, booking, later]) == booking
+    assert stated_cause(effect, [plan, last_week]) is None
     sms = view(7, "sms", "mia", "2025-01-19T09:00",
                "To Li Wei: sorry, tonight's dinner is off, Ana is stuck because the flight "
                "was delayed")
     own = view(8, "chat", "mia", "2025-01-19T08:55",
                "My flight is delayed too, I land at 15:00")
-    assert agent._cause(sms, [effect, own]) == effect, "the person it names comes first"
+    assert stated_cause(sms, [effect, own]) == effect, "the person it names comes first"
     rain = view(11, "note", "ana", "2025-08-04T20:30",
                 "Exercise record, note on August 4th: due to the rain yesterday, I switched "
                 "to indoor exercise")
@@ -647,9 +646,9 @@ def test_the_stated_cause_is_the_latest_earlier_record_naming_it() -> None:
                   "Fitness app: your indoor exercise class starts at 10:00")
     skating = view(13, "push", "ana", "2025-08-04T18:15",
                    "Fitness app: indoor exercise completed, 40 minutes of roller skating")
-    assert agent._cause(rain, [class_, skating]) == class_, "the day the clause names"
+    assert stated_cause(rain, [class_, skating]) == class_, "the day the clause names"
     water = view(9, "push", "ben", "2025-01-19T10:00", "Reminder: drink water (1850 ml so far)")
-    assert agent._cause(water, [view(10, "push", "ben", "2025-01-19T09:00",
+    assert stated_cause(water, [view(10, "push", "ben", "2025-01-19T09:00",
                                      "Reminder: drink water (900 ml so far)")]) is None
 
 

@@ -7,7 +7,8 @@ event's nearest neighbours in the dense index, all within ``window_days``. Each
 candidate gets a score from embedding similarity, event-time agreement, shared actors,
 entities and place, and source complementarity; the best candidate's fused memory is
 joined when the score clears ``join_threshold`` (an LLM may arbitrate the ambiguous band),
-otherwise a new fused memory starts. Edges follow from the same comparisons.
+otherwise a new fused memory starts. Edges follow from the same comparisons
+(:mod:`.edges`); the rule score is in :mod:`.rules`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import apsw
 import numpy as np
@@ -27,23 +27,12 @@ from ..config import FusionConfig
 from ..once import ReadOnce, Recent
 from ..records import Edge
 from ..store import fused as fused_sql
-from ..text.features import cause_clause, entities_of, lookalikes, name_tokens
-from ..text.timeexpr import resolve_time
-from ..timeutil import to_epoch
-from .graph import ANNOUNCED_CHANGE, STATED_CAUSE
+from ..text.features import name_tokens
+from .edges import episode_edges, related_edges, why
 from .model import DAY, EventView, last_views, load_views
 from .pairs import NewEvent, PairModel, candidate_features, pair_features
-from .plans import (
-    about,
-    changes,
-    day_of,
-    names_conflict,
-    overlap,
-    overlaps,
-    replaced_plans,
-    restates,
-    scheduled,
-)
+from .plans import changes, names_conflict, replaced_plans
+from .rules import changes_plan, pair_score, time_factor
 from .summary import refresh_summary
 from .terms import Postings, event_terms, terms_of_events
 from .terms import refresh as refresh_terms
@@ -54,78 +43,6 @@ log = logging.getLogger("memfuse_lite.fusion")
 Neighbours = Callable[[np.ndarray, int, int, int], list[tuple[int, float]]]
 """(vector, k, ids below, HNSW search breadth) → nearest (id, cosine): ``search_all``."""
 Arbiter = Callable[[EventView, Sequence[EventView]], bool]
-
-
-def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
-    """How compatible two events' times are, 0..1; 0 means never join.
-
-    Two reported schedules are compared directly: overlapping 1.0, the same day at another
-    time 0.6 (conflicting reports, or two happenings that day), a day apart only with a
-    rescheduling or cancellation cue. Otherwise a happening may be prepared for or
-    reported at another time (the clinic's call on Tuesday about Thursday's appointment),
-    so the closest of the event and observation times counts.
-    """
-    if scheduled(a) and scheduled(b):
-        assert a.start is not None and b.start is not None
-        a0, a1 = a.start, a.end if a.end is not None else a.start
-        b0, b1 = b.start, b.end if b.end is not None else b.start
-        gap = max(b0 - a1, a0 - b1, 0.0)
-        if gap == 0.0:
-            return 1.0
-        if day_of(a0) == day_of(b0):
-            return 0.8 if (a.reschedule or b.reschedule or a.cancel or b.cancel) else 0.6
-        if gap <= DAY * 1.5 and (a.reschedule or b.reschedule or a.cancel or b.cancel):
-            return 0.8
-        return 0.0
-    gap = abs(a.ts - b.ts)  # the closest of either's observation and event times
-    if a.start is not None:
-        gap = min(gap, abs(a.start - b.ts))
-        if b.start is not None:
-            gap = min(gap, abs(a.start - b.start))
-    if b.start is not None:
-        gap = min(gap, abs(a.ts - b.start))
-    if gap <= DAY / 2:
-        return 0.9
-    if gap <= DAY:
-        return 0.7
-    return 0.4 if gap <= cfg.window_days * DAY else 0.0
-
-
-def updates(a: EventView, b: EventView) -> bool:
-    """Whether ``a`` reports a change (moved, cancelled) to the planned happening ``b``:
-    a rescheduling or cancellation cue, and ``b`` is a schedule naming what ``a`` names."""
-    return (a.reschedule or a.cancel) and scheduled(b) and overlap(a.entities,
-                                                                      b.entities) >= 0.5
-
-
-def pair_score(a: EventView, b: EventView, cfg: FusionConfig, *, cosine: bool = True,
-               known_time: float | None = None) -> tuple[float, float]:
-    """(score, cosine) of event ``a`` against candidate ``b``.
-
-    ``score = content * time_factor + w_complement * complementarity``, where content
-    is the weighted sum of rescaled cosine, shared entities, actors and place (0..1); the
-    whole is scaled by ``name_conflict`` when both events name people or organisations
-    and share none of them. Without ``cosine`` the score leaves the cosine out: what the
-    pair model reads, since a cosine's scale differs between languages (it has the
-    candidate-relative cosine features instead). ``known_time``: their :func:`time_factor`,
-    when the caller has it already.
-    """
-    cos = float(a.vec @ b.vec)
-    t = time_factor(a, b, cfg) if known_time is None else known_time
-    if t <= 0:
-        return 0.0, cos
-    sim = min(1.0, max(0.0, (cos - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
-    place = 1.0 if a.place and b.place and (a.place in b.place or b.place in a.place) else 0.0
-    people = max(overlap(a.actors, b.people), overlap(b.actors, a.people))
-    similarity = cfg.w_sim * sim if cosine else 0.0
-    content = (similarity + cfg.w_entity * overlap(a.entities, b.entities)
-               + cfg.w_actor * people + cfg.w_place * place)
-    score = content * t + cfg.w_complement * float(a.source != b.source or a.user != b.user)
-    if updates(a, b):
-        score += cfg.w_update  # an update naming a planned happening ("dinner … cancelled")
-    if a.names and b.names and not a.names & b.names:
-        score *= cfg.name_conflict  # both name someone or something, and not the same
-    return score, cos
 
 
 MIN_POOL = 5
@@ -241,13 +158,13 @@ class FusionAgent:
             fused_of[e.id] = target
             out.touched.add(target)
             replaced = self._replaced(db, e, candidates, fused_of, target)
-            out.edges.extend(self._edges(e, scored, fused_of, target,
-                                         self._why(e, candidates, replaced)))
+            out.edges.extend(episode_edges(e, scored, fused_of, target,
+                                           why(e, candidates, replaced), self.cfg))
             if self.model is not None and self.cfg.links_per_event:
                 # where the rules decided the join, link by the pair model's probabilities
                 probable = scored if bands.learned else _best_first(
                     self._scores(db, e, candidates, terms, df, learned=True), candidates)
-                out.edges.extend(self._related(e, probable, fused_of, target))
+                out.edges.extend(related_edges(e, probable, fused_of, target, self.cfg))
             out.edges.extend(Edge("supersedes", e.id, plan.id, 1.0,
                                   "later report changes the plan") for plan in replaced)
             zone.append(e)
@@ -369,7 +286,7 @@ class FusionAgent:
         both cancelled) stay apart, whatever the event shares with both."""
         others = {fused_of[c.id] for (score, _), c in scored
                   if c.id in fused_of and (score >= bands.bridge or (
-                      bands.learned and _changes_plan(e, c)))} - {target}
+                      bands.learned and changes_plan(e, c)))} - {target}
         size = fused_sql.size(db, target)
         for other in sorted(others):
             other_size = fused_sql.size(db, other)
@@ -446,7 +363,7 @@ class FusionAgent:
         if bands.learned and score < bands.join:
             # A report that moves or cancels a plan belongs with the plan, however rare
             # such reports were among the episodes the model was fitted on.
-            plan = next((c for _, c in scored if _changes_plan(e, c) and c.id in fused_of),
+            plan = next((c for _, c in scored if changes_plan(e, c) and c.id in fused_of),
                         None)
             if plan is not None:
                 return fused_of[plan.id]
@@ -471,64 +388,6 @@ class FusionAgent:
             fused_of.update(fused_sql.fused_of(db, [mate]))
         return fused_of.get(mate)
 
-    def _edges(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-               fused_of: dict[int, int], target: int,
-               cause: tuple[EventView, str] | None) -> list[Edge]:
-        """Semantic, same-as, conflict, restatement and causal edges of ``e`` (``cause``:
-        what caused it and why that is known, :data:`STATED_CAUSE` or
-        :data:`ANNOUNCED_CHANGE`)."""
-        cfg = self.cfg
-        edges: list[Edge] = []
-        mates = [(s, c) for s, c in scored if fused_of.get(c.id) == target]
-        for (_, cos), c in scored:
-            # Alike wording about different people or organisations is a look-alike,
-            # not a related happening: no semantic edge for retrieval to follow.
-            if cos >= cfg.semantic_edge_cos and not names_conflict(e.names, c.names):
-                a, b = sorted((e.id, c.id))
-                edges.append(Edge("semantic", a, b, round(cos, 4), "cosine"))
-        for (score, cos), c in mates:
-            conflict = _conflict(e, c)
-            if (not conflict and (e.source != c.source or e.user != c.user)
-                    and cos >= cfg.same_as_cos and time_factor(e, c, cfg) >= 0.9
-                    and overlap(e.people, c.people) >= 0.5):
-                edges.append(Edge("same_as", e.id, c.id, round(score, 4),
-                                  f"{c.source}/{c.user} reports the same happening"))
-            if conflict:
-                newer, older = (e, c) if (e.ts, e.id) >= (c.ts, c.id) else (c, e)
-                edges.append(Edge("conflicts_with", newer.id, older.id, 1.0, conflict))
-                if restates(newer, older):
-                    edges.append(Edge("supersedes", newer.id, older.id, 1.0,
-                                      f"later report ({conflict})"))
-        # the member recorded before it that the event matches best (a message about
-        # Friday's appointment, sent on Monday, precedes Tuesday's call about it, whatever
-        # the times they refer to; the reply follows the message it answers, not whatever
-        # else the episode holds from in between): ``mates`` is in score order
-        prev = next((c for _, c in mates if c.ts <= e.ts), None)
-        if cause is not None:
-            edges.append(Edge("causal", cause[0].id, e.id, 1.0, cause[1]))
-        # one edge from a member, the stronger
-        if prev is not None and (cause is None or prev is not cause[0]):
-            edges.append(Edge("causal", prev.id, e.id, cfg.order_edge_weight,
-                              "order within the episode"))
-        return edges
-
-    def _related(self, e: EventView, scored: list[tuple[tuple[float, float], EventView]],
-                 fused_of: dict[int, int], target: int) -> list[Edge]:
-        """``related`` edges to the most probable candidates that fusion left in other
-        memories (``scored``: the pair model's probabilities, best first): a memory joins
-        only where the pair model is sure enough to keep memories precise, and the likely
-        mates below that bar are still worth a hop at retrieval (the call log of the
-        evening a calendar entry names; the note that follows up on a message)."""
-        cfg = self.cfg
-        edges: list[Edge] = []
-        for (probability, _), c in scored:
-            if len(edges) >= cfg.links_per_event or probability < cfg.link_probability:
-                break
-            if fused_of.get(c.id) != target:
-                edges.append(Edge("related", c.id, e.id, round(probability, 4),
-                                  "likely the same episode"))
-        return edges
-
     def _replaced(self, db: apsw.Connection, e: EventView, candidates: Sequence[EventView],
                   fused_of: dict[int, int], target: int) -> list[EventView]:
         """The plan ``e``, when it reports a change, changes and that plan's copies
@@ -545,73 +404,6 @@ class FusionAgent:
         plans = [*candidates, *(extra[i] for i in sorted(extra))]
         mates = [c for c in candidates if fused_of.get(c.id) == target]
         return replaced_plans(e, plans, horizon, mates)
-
-    def _why(self, e: EventView, candidates: Sequence[EventView],
-             replaced: Sequence[EventView]) -> tuple[EventView, str] | None:
-        """What caused ``e`` and how that is known: the record it names as its cause
-        (:data:`STATED_CAUSE`), else, when it replaced a plan, the news that announced the
-        change (:data:`ANNOUNCED_CHANGE`)."""
-        cause = self._cause(e, candidates)
-        if cause is not None:
-            return cause, STATED_CAUSE
-        news = _announcer(e, replaced, candidates)
-        return None if news is None else (news, ANNOUNCED_CHANGE)
-
-    @staticmethod
-    def _cause(e: EventView, candidates: Sequence[EventView]) -> EventView | None:
-        """The record ``e`` names as its cause ("X, so …", "… because X"): the latest
-        candidate recorded before it that holds two of the cause clause's key words (the
-        one, if the clause has one), unless it is a plan ``e`` moves or cancels (what ``e``
-        changes, not why) or a look-alike report from ``e``'s own app (the same kind of
-        happening on another day), and on the day the clause places the cause, if it
-        names a past one ("due to the rain yesterday"); a record by another person whom
-        ``e`` names comes before the others ("Ana is stuck because the flight was
-        delayed"). The latest, not the one sharing most: "my flight is delayed, … so I
-        can't make dinner" shares more words with last week's delay message and with the
-        meeting it moves than with the airline's notice of an hour ago."""
-        clause = cause_clause(e.text)
-        if not clause:
-            return None
-        words = set(entities_of(clause))
-        if not words:
-            return None
-        need = min(2, len(words))
-        own = event_terms(e.text)
-        said = set(entities_of(e.text)) | e.names
-        # a cause the clause places on a past day ("the rain yesterday") happened then
-        span = resolve_time(clause, datetime.fromtimestamp(e.ts, tz=UTC))
-        day = (to_epoch(span[0]), to_epoch(span[1]) + 1.0) if span else None
-        if day is not None and day[1] > e.ts - e.ts % DAY:
-            day = None  # today or later: no restriction
-        best: tuple[tuple[bool, float, int], EventView] | None = None
-        for c in candidates:
-            key = (c.user != e.user and c.user.lower() in said, c.ts, c.id)
-            if (c.ts > e.ts or c.when > e.when + DAY or _changes_plan(e, c)
-                    or (day is not None and not day[0] <= c.when < day[1])
-                    or (best is not None and key < best[0])
-                    or len(words & (c.entities | set(entities_of(c.text)))) < need):
-                continue
-            if c.source == e.source and lookalikes(own, event_terms(c.text)):
-                continue
-            best = (key, c)
-        return best[1] if best else None
-
-
-def _announcer(e: EventView, replaced: Sequence[EventView], candidates: Sequence[EventView]
-               ) -> EventView | None:
-    """The news among ``e``'s candidates that announced the change ``e`` reports to the
-    plan it replaced (``replaced``, the plan first): the latest recorded after the plan and
-    before ``e`` that reports a change itself, at the plan's time, naming two of the things
-    the plan names (the clinic's "Dr. Patel broke a wrist, your appointment on Thursday has
-    to be rebooked" before "the clinic rang: my appointment is now Saturday"), or None."""
-    if not replaced:
-        return None
-    plan = replaced[0]
-    news = [m for m in candidates if m.id != e.id and plan.ts < m.ts
-            and (m.ts, m.id) < (e.ts, e.id) and m.start is not None and changes(m)
-            and overlaps(m, plan) and len(about(m) & about(plan)) >= 2]
-    return max(news, key=lambda m: (m.ts, m.id), default=None)
-
 
 def thread_mate(db: apsw.Connection, e: EventView, minutes: float) -> int | None:
     """The message of ``e``'s conversation (its user's) recorded closest to it within
@@ -654,24 +446,6 @@ def _best_first(scores: Sequence[tuple[float, float]], candidates: Sequence[Even
     """Candidates with their (score, cosine), highest score first (then cosine, then id)."""
     return sorted(zip(scores, candidates, strict=True),
                   key=lambda sc: (-sc[0][0], -sc[0][1], sc[1].id))
-
-
-def _changes_plan(e: EventView, c: EventView) -> bool:
-    """Whether ``e`` moves or cancels ``c``, a plan (:func:`updates`) that is not itself a
-    report of a change (the same dinner cancelled again on another day is not its plan)."""
-    return updates(e, c) and not changes(c)
-
-
-def _conflict(a: EventView, b: EventView) -> str | None:
-    """Why two reports of one episode disagree (time or status), or None."""
-    if a.cancel != b.cancel and scheduled(b if a.cancel else a):
-        return "status: cancelled"
-    if scheduled(a) and scheduled(b) and not overlaps(a, b):
-        assert a.start is not None and b.start is not None
-        fmt = "%a %H:%M"
-        return (f"time: {datetime.fromtimestamp(a.start, tz=UTC).strftime(fmt)} vs "
-                f"{datetime.fromtimestamp(b.start, tz=UTC).strftime(fmt)}")
-    return None
 
 
 def _another_of_its_kind(db: apsw.Connection, e: EventView, target: int,
