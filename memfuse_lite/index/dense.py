@@ -56,9 +56,10 @@ def exact_pays(events: int, points: int, total: int, ef: int, row_us: float) -> 
 
 
 EXACT_BLOCK = 4096
-"""Exact scoring reads this many vectors out of hnswlib at a time: a fallback over a large
-share of a big memory would otherwise copy every vector it scores at once (125k of them
-held 490 MB at 300k events, kept by the allocator after they were freed)."""
+"""Exact scoring reads this many vectors (from the store, or out of hnswlib) at a time: a
+fallback over a large share of a big memory would otherwise copy every vector it scores
+at once (125k of them held 490 MB at 300k events, kept by the allocator after they were
+freed)."""
 
 OVERSAMPLE = 3
 OVERSAMPLE_WIDEST = 1024
