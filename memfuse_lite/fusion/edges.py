@@ -135,7 +135,7 @@ def stated_cause(e: EventView, candidates: Sequence[EventView]) -> EventView | N
 
 
 def announcer(e: EventView, replaced: Sequence[EventView], candidates: Sequence[EventView]
-               ) -> EventView | None:
+              ) -> EventView | None:
     """The news among ``e``'s candidates that announced the change ``e`` reports to the
     plan it replaced (``replaced``, the plan first): the latest recorded after the plan and
     before ``e`` that reports a change itself, at the plan's time, naming two of the things

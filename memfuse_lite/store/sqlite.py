@@ -307,9 +307,9 @@ class Store:
         same order); missing ids are left out. One statement for any number of ids (a JSON
         list), on the lookup reader: a caller may hold :meth:`reading`."""
         with self.looking_up() as db:
-            rows: list[Row] = db.execute("SELECT id, embedding FROM events"
-                              " WHERE id IN (SELECT value FROM json_each(?))",
-                              (json.dumps([int(i) for i in ids]),)).fetchall()
+            rows: list[Row] = db.execute(
+                "SELECT id, embedding FROM events WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps([int(i) for i in ids]),)).fetchall()
         found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         if not rows:
             return found, np.zeros((0, 0), dtype=np.float32)
