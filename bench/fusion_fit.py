@@ -191,10 +191,11 @@ def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, iterations: int = 25) ->
     return raw
 
 
-PRECISION_FLOOR = 0.81
+PRECISION_FLOOR = 0.85
 """Training precision the join probability must keep: the 0.80 goal and a margin for what
-does not carry over to unseen episodes (``--precision-floor``; at 0.80 the shipped
-model's own precision on the generated household fell to 0.790)."""
+does not carry over to unseen episodes (``--precision-floor``). Precision at one join
+probability varies over a year: with a floor of 0.81 (and of 0.83) the model fitted on
+the second half kept 0.83 on it and gave 0.78 on the first half; the margin is that gap."""
 
 
 def fit_model(train: list[tuple[Labelled, Pairs]], crosses: tuple[tuple[str, str], ...],
