@@ -22,6 +22,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),
+    "citations": ("bench.citations",
+                  "multiple-choice citations: the cited record against search's first, an "
+                  "LLM's pick and the gold held in the first n"),
     "reliability": ("bench.reliability", "crashes, corruption, fuzzing, isolation, forgetting"),
     "report": ("bench.report", "render bench/RESULTS.md and plots from bench/results/"),
 }

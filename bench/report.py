@@ -437,6 +437,25 @@ def ask_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def citations_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("Multiple-choice citations against what retrieval holds", r),
+             "Share of chosen records that are gold evidence, over the LifeBench "
+             "multiple-choice questions, extractive answers on the fused pipeline: the records "
+             "cited (citation precision), the context's first record, the LLM's pick among the "
+             "first k; then the share of questions with a gold record within the first n, the "
+             "ceiling of any choice among them. Goal for citation precision: 0.80.", "",
+             "| dataset | questions | cited | search's first | LLM's pick (k) "
+             + "".join(f"| gold within {n} " for n in sorted(
+                 {int(n) for row in r["rows"] for n in row["within"]})) + "|",
+             "|---|---|---|---|---|" + "---|" * len(r["rows"][0]["within"])]
+    for row in r["rows"]:
+        lines.append(f"| {row['dataset']} | {row['questions']} | {_or_dash(row['cited'])} | "
+                     f"{_or_dash(row['first'])} | {_or_dash(row['llm_pick'])} ({row['llm']}, "
+                     f"{row['k']}) | " + " | ".join(str(v) for v in row["within"].values())
+                     + " |")
+    return lines + [""]
+
+
 def timeexpr_section(r: dict[str, Any]) -> list[str]:
     lines = [*_heading(f"Time expressions: {r['rows'][0]['parser']} parser", r),
              f"Hand-labelled phrases read at {r['reference_now']}: `obs` = the event time an "
@@ -637,6 +656,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("ask-"):
             lines += ask_section(r)
+    if "citations-lifebench" in results:
+        lines += citations_section(results["citations-lifebench"])
     if "reliability" in results:
         lines += reliability_section(results["reliability"])
     lines += ["## Plots", ""] + plots(results)

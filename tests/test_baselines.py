@@ -84,3 +84,19 @@ def test_another_lifebench_person_is_read_from_their_own_folder(
     assert adapters.lifebench_name("en") == "lifebench-en"
     with pytest.raises(ValueError, match="people there: wangfang"):
         adapters.lifebench_dir("en", "leimingxuan")
+
+
+def test_the_llms_pick_names_a_record_and_falls_back_to_the_first() -> None:
+    from bench.citations import gold_share, llm_pick
+    from memfuse_lite.records import Hit, Provenance
+    from tests.fakes import ScriptedLLM
+
+    def hit(i: int, *records: tuple[str, str]) -> Hit:
+        return Hit(i, 1.0 / i, f"record {i}", tuple(
+            Provenance(i, s, x, "ana", "phone", "2025-03-01T09:00") for s, x in records))
+
+    hits = [hit(1, ("sms", "1")), hit(2, ("note", "2"), ("sms", "3")), hit(3, ("call", "4"))]
+    assert llm_pick(ScriptedLLM({"extract": {"record": 2}}), "where?", hits) is hits[1]
+    assert llm_pick(ScriptedLLM({"extract": {"record": 9}}), "where?", hits) is hits[0]
+    assert gold_share(hits[1], {("note", "2")}) == 0.5
+    assert gold_share(hits[2], {("note", "2")}) == 0.0
