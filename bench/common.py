@@ -73,7 +73,40 @@ def machine() -> dict[str, Any]:
     except OSError:
         commit = ""
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "date": time.strftime("%Y-%m-%d"), "commit": commit}
+            "date": time.strftime("%Y-%m-%d"), "commit": commit, "packages": packages(),
+            "embedder": prepared_embedder()}
+
+
+RUNTIME_PACKAGES = ("apsw", "hnswlib", "llama_cpp_python", "numpy", "onnxruntime", "rjieba",
+                    "rustworkx", "tantivy", "tokenizers")
+"""The packages whose versions the figures may depend on (index scoring, tokenization,
+inference): a fresh install that resolves newer ones can move a figure slightly."""
+
+
+def packages() -> dict[str, str | None]:
+    """The installed version of each of :data:`RUNTIME_PACKAGES` (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for name in RUNTIME_PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def prepared_embedder() -> str | None:
+    """The content hash of the default embedder as prepared here (the exported int8 ONNX
+    can differ between exports with other tool versions), or None when not prepared."""
+    from memfuse_lite.config import default_model_dir
+
+    try:
+        meta = json.loads((default_model_dir() / "e5-small-int8" / "memfuse_model.json")
+                          .read_text())
+    except (OSError, ValueError):
+        return None
+    return str(meta.get("content_hash") or "") or None
 
 
 def write_result(name: str, data: dict[str, Any]) -> Path:
