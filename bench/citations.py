@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench citations", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--langs", nargs="+", choices=("en", "zh"), default=["en", "zh"])
-    ap.add_argument("--person", default=PERSON)
+    ap.add_argument("--person", default=PERSON,
+                    help="the LifeBench person (results are named citations-lifebench-NAME)")
     ap.add_argument("--k", type=int, default=5, help="records the LLM picks from")
     ap.add_argument("--llm", default="qwen2.5-coder-0.5b",
                     help="the LLM asked to pick the record ('none': skip)")
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
               + ", ".join(f"{n}: {row['within'][str(n)]}" for n in WITHIN), flush=True)
     if llm is not None:
         llm.close()
-    write_result("citations-lifebench", {
+    write_result("citations-lifebench" + ("" if args.person == PERSON else f"-{args.person}"), {
         "command": "python3 -m bench citations " + " ".join(argv or []), "rows": rows})
 
 

@@ -445,8 +445,7 @@ def citations_section(r: dict[str, Any]) -> list[str]:
              "first k; then the share of questions with a gold record within the first n, the "
              "ceiling of any choice among them. Goal for citation precision: 0.80.", "",
              "| dataset | questions | cited | search's first | LLM's pick (k) "
-             + "".join(f"| gold within {n} " for n in sorted(
-                 {int(n) for row in r["rows"] for n in row["within"]})) + "|",
+             + "".join(f"| gold within {n} " for n in r["rows"][0]["within"]) + "|",
              "|---|---|---|---|---|" + "---|" * len(r["rows"][0]["within"])]
     for row in r["rows"]:
         lines.append(f"| {row['dataset']} | {row['questions']} | {_or_dash(row['cited'])} | "
@@ -656,8 +655,9 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("ask-"):
             lines += ask_section(r)
-    if "citations-lifebench" in results:
-        lines += citations_section(results["citations-lifebench"])
+    for name, r in results.items():
+        if name.startswith("citations-"):
+            lines += citations_section(r)
     if "reliability" in results:
         lines += reliability_section(results["reliability"])
     lines += ["## Plots", ""] + plots(results)
