@@ -31,6 +31,7 @@ from memfuse_lite.errors import LLMError
 from memfuse_lite.llm import LLM, LlamaCppLLM
 from memfuse_lite.prepare.registry import resolve_llm_file
 from memfuse_lite.records import Hit
+from memfuse_lite.retrieve.agentic import evidence_line
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
@@ -40,6 +41,7 @@ from .adapters import (
     lifebench_observations,
     lifebench_questions,
 )
+from .ask_speed import Scores
 from .common import write_result
 from .quality import OUT, build
 
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         name = lifebench_name(lang, args.person)
         build(OUT / name, lifebench_observations(lang, person=args.person)).close()
         row = {"dataset": name, "llm": args.llm, "k": args.k,
-               **measure(MemFuse(OUT / name), name, lang, args.person, llm, args.k)}
+               **measure(MemFuse(OUT / name), lang, args.person, llm, args.k)}
         rows.append(row)
         print(f"{name}: {row['questions']} questions, cited {row['cited']}, search's first "
               f"{row['first']}, LLM's pick {row['llm_pick']}, gold within the first "
@@ -79,28 +81,24 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python3 -m bench citations " + " ".join(argv or []), "rows": rows})
 
 
-def measure(mem: MemFuse, name: str, lang: str, person: str, llm: LLM | None,
-            k: int) -> dict[str, Any]:
+def measure(mem: MemFuse, lang: str, person: str, llm: LLM | None, k: int
+            ) -> dict[str, Any]:
     """The gold shares of each way of choosing the cited record, over the person's
     multiple-choice questions in ``lang`` (closes ``mem``)."""
     questions = [q for q in lifebench_questions(lang, person=person)
                  if q["evidence"] and q["choices"]]
-    cited = cited_gold = 0
+    scores = Scores()  # the citation precision, counted as ``bench ask`` counts it
     first: list[float] = []
     picks: list[float] = []
     within = dict.fromkeys(WITHIN, 0)
 
     async def run() -> None:
-        nonlocal cited, cited_gold
         for q in questions:
             gold = {tuple(e) for e in q["evidence"]}
             answer = await mem.ask(q["question"][:2000], viewer=q["viewer"], pipeline="fused",
                                    now=parse_ts(q["now"]) if q["now"] else None,
                                    choices=q["choices"])
-            records = {(p.source, p.external_id) for c in answer.citations
-                       for p in c.provenance}
-            cited += len(records)
-            cited_gold += len(records & gold)
+            scores.add(q, answer, "none (extractive)", "fused")
             hits = answer.evidence
             if hits:
                 first.append(gold_share(hits[0], gold))
@@ -113,7 +111,7 @@ def measure(mem: MemFuse, name: str, lang: str, person: str, llm: LLM | None,
     mem.close()
     n = max(1, len(questions))
     return {"questions": len(questions),
-            "cited": round(cited_gold / cited, 3) if cited else None,
+            "cited": scores.summary()["citation_precision"],
             "first": _mean(first), "llm_pick": _mean(picks) if llm is not None else None,
             "within": {str(d): round(v / n, 3) for d, v in within.items()}}
 
@@ -126,9 +124,9 @@ def gold_share(hit: Hit, gold: set[tuple[str, str]]) -> float:
 
 def llm_pick(llm: LLM, question: str, hits: Sequence[Hit]) -> Hit:
     """The record ``llm`` names as answering ``question``, from ``hits`` (the first one
-    when its reply cannot be read)."""
-    lines = "\n".join(f"[{n}] {h.provenance[0].source} {h.provenance[0].ts[:16]}: "
-                      f"{h.text.strip()[:300]}" for n, h in enumerate(hits, 1))
+    when its reply cannot be read), each read as the answer prompt numbers it."""
+    number_of = {h.event_id: str(n) for n, h in enumerate(hits, 1)}
+    lines = "\n".join(evidence_line(h, number_of.get) for h in hits)
     schema = {"type": "object", "properties": {"record": {"enum": list(range(1, len(hits) + 1))}},
               "required": ["record"]}
     messages = [{"role": "system", "content": PICK_SYSTEM},
