@@ -130,6 +130,7 @@ def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None 
     so is a record with no usable time (counted on stderr)."""
     for source, records in _phone_records(lang, person):
         seen: dict[str, int] = {}
+        repeats: dict[tuple[str, str], str] = {}
         untimed = 0
         for record in records:
             try:
@@ -138,8 +139,12 @@ def lifebench_observations(lang: str, *, person: str = PERSON, user: str | None 
                 untimed += 1
                 continue
             pid = str(record.get("phone_id"))
-            seen[pid] = seen.get(pid, 0) + 1
-            external_id = pid if seen[pid] == 1 else f"{pid}#{seen[pid]}"
+            # a phone id names several records at times; an exact repeat is the same one
+            content = json.dumps(record, ensure_ascii=False, sort_keys=True)
+            if (pid, content) not in repeats:
+                seen[pid] = seen.get(pid, 0) + 1
+                repeats[(pid, content)] = pid if seen[pid] == 1 else f"{pid}#{seen[pid]}"
+            external_id = repeats[(pid, content)]
             text = render_lifebench(source, record)[:60_000]
             meta = {k: v for k, v in record.items()
                     if k not in HIDDEN_FIELDS and k not in ("conversation",)}

@@ -471,6 +471,26 @@ def timeexpr_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def identity_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("Records the old duplicate key dropped", r),
+             "The old key took any two observations of one (source, user, time, text) for one "
+             "record, whatever their ids, counterparts or visibility. `dropped now`: what the "
+             "record identity merges (the same id, or a copy from another device or without "
+             "an id: the same instant, text and the fields the source profile names). `kept "
+             "now`: records the old key dropped that are stored now.", "",
+             "| dataset | observations | old key dropped | dropped now | kept now |",
+             "|---|---|---|---|---|"]
+    for name, row in r["datasets"].items():
+        lines.append(f"| {name} | {row['observations']:,} | {row['dropped_old_key']:,} | "
+                     f"{row['dropped_now']:,} | {row['kept_now']:,} |")
+    examples = [(name, ex) for name, row in r["datasets"].items() for ex in row["examples"]]
+    if examples:
+        lines += ["", "Kept now that the old key dropped, for example:", ""]
+        lines += [f"- {name}: {ex['source']} of {ex['user']} at {ex['ts']} "
+                  f"(`{ex['external_id']}`): {ex['text']!r}" for name, ex in examples[:6]]
+    return lines + [""]
+
+
 def _cmd(section: dict[str, Any]) -> str:
     return str(section.get("command", ""))
 
@@ -658,6 +678,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("citations-"):
             lines += citations_section(r)
+    if "identity" in results:
+        lines += identity_section(results["identity"])
     if "reliability" in results:
         lines += reliability_section(results["reliability"])
     lines += ["## Plots", ""] + plots(results)

@@ -9,6 +9,7 @@ from .config import FusionConfig, IndexConfig, IngestConfig, MemFuseConfig, Retr
 from .embed import Embedder, EmbedderInfo, OnnxEmbedder
 from .errors import (
     IndexMismatch,
+    InvalidConfig,
     InvalidObservation,
     InvalidQuery,
     LLMError,
@@ -54,6 +55,7 @@ __all__ = [
     "IndexMismatch",
     "IngestConfig",
     "IngestResult",
+    "InvalidConfig",
     "InvalidObservation",
     "InvalidQuery",
     "LLM",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -12,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from .config import MemFuseConfig, default_model_dir
-from .errors import MemFuseError, NotFound
+from .errors import InvalidQuery, MemFuseError
 from .jsonl import answer_json, event_json, timeline_json
-from .memory import MemFuse
+from .memory import MemFuse, parse_ref
 from .ops.reembed import reembed
 from .records import Observation
 from .retrieve.registry import PIPELINES, names
+from .retrieve.search import check_now
 from .timeutil import parse_ts
 
 
@@ -178,7 +180,6 @@ def _count(summary: dict[str, Any], results: Sequence[Any]) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     """One query, or every query of a JSONL file (one JSON line each)."""
     from .jsonl import read_queries, result_line
-    from .timeutil import parse_ts
 
     with _open(args) as mem:
         if args.queries:
@@ -188,8 +189,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                 _print_json(result_line(q.id, res))
             return 0
         if not args.query or not args.viewer:
-            raise SystemExit("memfuse search: give a query and --viewer, or --queries FILE")
-        now = parse_ts(args.now) if args.now else None
+            raise InvalidQuery("search: give a query and --viewer, or --queries FILE")
+        now = check_now(args.now, "--now")
         res = mem.search(args.query, viewer=args.viewer, k=args.k, now=now,
                          pipeline=args.pipeline)
         if args.json:
@@ -208,14 +209,12 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer a question from memory, citing the source records."""
-    from .timeutil import parse_ts
-
     config = _config(args)
     if args.llm:
         from dataclasses import replace
 
         config = replace(config, answer_llm=args.llm)
-    now = parse_ts(args.now) if args.now else None
+    now = check_now(args.now, "--now")
 
     async def run() -> Any:
         mem = MemFuse(args.db, config=config, create=False)
@@ -245,22 +244,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """An event (``ID``, ``event:ID``), an observation's events (``obs:ID``) or a fused memory
     (``fused:ID``) as a timeline with its source trail and edges."""
-    kind, _, raw = args.id.rpartition(":")
-    try:
-        ident = int(raw)
-    except ValueError:
-        raise SystemExit(f"memfuse show: {args.id!r} is not an id") from None
+    kind, ident = parse_ref(args.id)
     viewer = args.viewer
     with _open(args) as mem:
-        if kind in ("fused", "f"):
+        if kind == "fused":
             if viewer is None:
-                raise SystemExit("memfuse show: a fused memory needs --viewer")
+                raise InvalidQuery("a fused memory needs --viewer")
             _show_fused(mem, ident, viewer, args.json)
             return 0
-        ids = mem.events_of_observation(ident) if kind in ("obs", "observation") else [ident]
-        if not ids:
-            raise NotFound(f"no events for {args.id}")
-        events = [mem.get_event(i, viewer=viewer) for i in ids]
+        events = mem.events_of_ref(kind, ident, viewer=viewer)
         fused = {e.id: mem.fused_of(e.id) for e in events}
     for ev in events:
         if args.json:
@@ -539,13 +531,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``memfuse`` script."""
+    """Entry point of the ``memfuse`` script: a bad argument, a file that cannot be read or
+    a memory error prints one ``memfuse: error: …`` line and exits 2; a reader closing the
+    pipe (``| head``) ends it quietly."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
     except MemFuseError as exc:
-        print(f"memfuse: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            # Python would complain again when it flushes stdout at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _error(f"{where}{exc.strerror or exc}")
+    except KeyboardInterrupt:
+        return 130
+
+
+def _error(message: str) -> int:
+    print(f"memfuse: error: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .errors import InvalidConfig
+
 __all__ = [
     "Durability",
     "FusionConfig",
@@ -31,7 +33,7 @@ def default_model_dir() -> Path:
 
 def _positive(name: str, value: float) -> None:
     if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
+        raise InvalidConfig(f"{name} must be > 0, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +52,9 @@ class IngestConfig:
         _positive("batch_size", self.batch_size)
         _positive("queue_size", self.queue_size)
         if self.batch_latency_s < 0:
-            raise ValueError("batch_latency_s must be >= 0")
+            raise InvalidConfig("batch_latency_s must be >= 0")
         if self.trim_interval_s < 0:
-            raise ValueError("trim_interval_s must be >= 0")
+            raise InvalidConfig("trim_interval_s must be >= 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +105,13 @@ class IndexConfig:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.compact_deleted_ratio <= 1.0:
-            raise ValueError("compact_deleted_ratio must be between 0 and 1")
+            raise InvalidConfig("compact_deleted_ratio must be between 0 and 1")
         _positive("hnsw_m", self.hnsw_m)
         _positive("hnsw_ef_construction", self.hnsw_ef_construction)
         _positive("hnsw_ef_search", self.hnsw_ef_search)
         _positive("hnsw_ef_filtered", self.hnsw_ef_filtered)
         if self.text_commit_every_s < 0:
-            raise ValueError("text_commit_every_s must be 0 or more")
+            raise InvalidConfig("text_commit_every_s must be 0 or more")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +174,11 @@ class RetrievalConfig:
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
         if not self.author_weight >= 0:
-            raise ValueError(f"author_weight must be >= 0, got {self.author_weight}")
+            raise InvalidConfig(f"author_weight must be >= 0, got {self.author_weight}")
         from .retrieve.registry import PIPELINES  # the registry imports this module
 
         if self.default_pipeline not in PIPELINES:
-            raise ValueError(f"default_pipeline must be one of {', '.join(PIPELINES)}")
+            raise InvalidConfig(f"default_pipeline must be one of {', '.join(PIPELINES)}")
 
 
 PAPER_SEED_K = 30
@@ -258,27 +260,27 @@ class FusionConfig:
 
     def __post_init__(self) -> None:
         if self.time_neighbours < 0:
-            raise ValueError("time_neighbours must be >= 0")
+            raise InvalidConfig("time_neighbours must be >= 0")
         if self.recent_events < 0:
-            raise ValueError("recent_events must be >= 0")
+            raise InvalidConfig("recent_events must be >= 0")
         if self.links_per_event < 0:
-            raise ValueError("links_per_event must be >= 0")
+            raise InvalidConfig("links_per_event must be >= 0")
         if self.thread_minutes < 0:
-            raise ValueError("thread_minutes must be >= 0")
+            raise InvalidConfig("thread_minutes must be >= 0")
         if not 0 <= self.link_probability <= 1:
-            raise ValueError("link_probability must lie between 0 and 1")
+            raise InvalidConfig("link_probability must lie between 0 and 1")
         for name in ("zone_size", "neighbours", "window_days", "max_members", "neighbour_ef"):
             _positive(name, getattr(self, name))
         if not 0 <= self.ambiguous_threshold <= self.join_threshold <= 1.5:
-            raise ValueError("need 0 <= ambiguous_threshold <= join_threshold")
+            raise InvalidConfig("need 0 <= ambiguous_threshold <= join_threshold")
         if not self.sim_floor < self.sim_ceil:
-            raise ValueError("sim_floor must be below sim_ceil")
+            raise InvalidConfig("sim_floor must be below sim_ceil")
         if self.scorer not in ("rules", "learned"):
-            raise ValueError("scorer must be 'rules' or 'learned'")
+            raise InvalidConfig("scorer must be 'rules' or 'learned'")
         for name in ("join_probability", "bridge_probability"):
             value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
-                raise ValueError(f"{name} must be above 0 and at most 1")
+                raise InvalidConfig(f"{name} must be above 0 and at most 1")
 
 
 ANSWER_EVIDENCE_TOKENS = 360
@@ -324,5 +326,5 @@ class MemFuseConfig:
         _positive("threads", self.threads)
         _positive("answer_evidence_tokens", self.answer_evidence_tokens)
         if self.durability not in ("normal", "full"):
-            raise ValueError("durability must be 'normal' or 'full'")
+            raise InvalidConfig("durability must be 'normal' or 'full'")
         object.__setattr__(self, "model_dir", Path(self.model_dir).expanduser())

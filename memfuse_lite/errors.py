@@ -3,6 +3,7 @@
     MemFuseError
     ├── InvalidObservation     a record failed validation (``.field`` names the field)
     ├── InvalidQuery           a search/ask argument is malformed
+    ├── InvalidConfig          a configuration value is out of range (also a ValueError)
     ├── NotFound               an id that does not exist (or is not visible to the viewer)
     ├── StoreError             the SQLite store cannot be opened or written
     │   └── StoreCorrupt       the database file is damaged (never read as an empty memory)
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 __all__ = [
     "IndexMismatch",
+    "InvalidConfig",
     "InvalidObservation",
     "InvalidQuery",
     "LLMError",
@@ -52,6 +54,10 @@ class InvalidObservation(MemFuseError):
 
 class InvalidQuery(MemFuseError):
     """A query or one of its arguments is malformed."""
+
+
+class InvalidConfig(MemFuseError, ValueError):
+    """A configuration value is out of range or of the wrong kind."""
 
 
 class NotFound(MemFuseError):

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .errors import MemFuseError, NotFound
 from .jsonl import answer_json, event_json, timeline_json
-from .memory import MemFuse
+from .memory import MemFuse, parse_ref
 from .records import Observation
 from .retrieve.registry import PIPELINES
 from .timeutil import parse_ts
@@ -90,19 +90,12 @@ def build_server(mem: MemFuse, viewer: str) -> Any:
     async def show(id: str) -> dict[str, Any]:
         """One record with its source trail: ``event:ID`` (or a bare ID), ``obs:ID`` (the
         events of an observation) or ``fused:ID`` (a fused memory as a timeline)."""
-        kind, _, raw = id.rpartition(":")
         try:
-            ident = int(raw)
-            if kind in ("fused", "f"):
+            kind, ident = parse_ref(id)
+            if kind == "fused":
                 return timeline_json(*mem.timeline(ident, viewer=viewer))
-            ids = mem.events_of_observation(ident) if kind in ("obs", "observation") \
-                else [ident]
-            if not ids:
-                raise NotFound(f"no events for {id}")
             return {"events": [event_json(ev, mem.fused_of(ev.id))
-                               for ev in (mem.get_event(i, viewer=viewer) for i in ids)]}
-        except ValueError as exc:
-            raise fail(ValueError(f"{id!r} is not an id")) from exc
+                               for ev in mem.events_of_ref(kind, ident, viewer=viewer)]}
         except MemFuseError as exc:
             raise fail(exc) from exc
 

@@ -38,9 +38,27 @@ from .records import (
     can_see,
 )
 from .retrieve.registry import PIPELINES, names
-from .retrieve.search import Searcher
+from .retrieve.search import Searcher, check_now
 
 log = logging.getLogger("memfuse_lite")
+
+
+REF_KINDS = {"": "event", "event": "event", "e": "event", "obs": "obs", "observation": "obs",
+             "o": "obs", "fused": "fused", "f": "fused"}
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """``ID`` or ``event:ID``, ``obs:ID``, ``fused:ID`` as (``event``|``obs``|``fused``, id)."""
+    prefix, _, raw = ref.strip().rpartition(":")
+    kind = REF_KINDS.get(prefix.lower())
+    if kind is None:
+        raise InvalidQuery(f"{ref!r}: unknown kind {prefix!r}; use ID, event:ID, obs:ID or "
+                           "fused:ID")
+    try:
+        ident = int(raw)
+    except ValueError:
+        raise InvalidQuery(f"{ref!r} is not an id (ID, event:ID, obs:ID or fused:ID)") from None
+    return kind, ident
 
 
 class MemFuse:
@@ -213,7 +231,7 @@ class MemFuse:
         self._check_open()
         event = self._engine.store.get_events([event_id]).get(event_id)
         if event is None or (viewer is not None and not can_see(viewer, event.audience)):
-            raise NotFound(f"no event {event_id}" + (f" visible to {viewer}" if viewer else ""))
+            raise NotFound(f"no event {event_id}")  # the same whether hidden or missing
         return event
 
     async def ask(
@@ -240,6 +258,7 @@ class MemFuse:
                 or not all(isinstance(a, str) and a.strip() and isinstance(b, str)
                            for a, b in choices.items())):
             raise InvalidQuery("choices must map 2 to 26 option letters to option texts")
+        now = check_now(now)
         return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k, choices)
 
     def _ask(self, question: str, viewer: str, now: datetime | None, pipeline: str,
@@ -290,6 +309,18 @@ class MemFuse:
     def events_of_observation(self, observation_id: int) -> list[int]:
         """Event ids derived from one observation."""
         return self._engine.store.events_of_observation(observation_id)
+
+    def events_of_ref(self, kind: str, ident: int, *, viewer: str | None) -> list[AtomicEvent]:
+        """The events a reference names (:func:`parse_ref`: ``event`` or ``obs``) that
+        ``viewer`` may see; NotFound says the same whether they are hidden or missing."""
+        self._check_open()
+        if kind == "event":
+            return [self.get_event(ident, viewer=viewer)]
+        found = self._engine.store.get_events(self.events_of_observation(ident))
+        events = [e for e in found.values() if viewer is None or can_see(viewer, e.audience)]
+        if not events:
+            raise NotFound(f"no events of observation {ident}")
+        return sorted(events, key=lambda e: e.id)
 
     def stats(self) -> dict[str, Any]:
         """Counts, models and index state."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -10,7 +9,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from .errors import InvalidObservation
-from .timeutil import parse_ts, to_iso
+from .sources import record_identity
+from .timeutil import instant_key, parse_ts, to_iso
 
 __all__ = [
     "AtomicEvent",
@@ -30,6 +30,8 @@ MAX_TEXT_BYTES = 64 * 1024
 MAX_META_BYTES = 64 * 1024
 MAX_NAME_CHARS = 256
 MAX_META_DEPTH = 32
+SYNTHETIC_ID = "sha256:"
+"""The prefix of the external id given to a record that came without one."""
 
 Visibility = str | tuple[str, ...]
 """``"household"`` (default), ``"private"`` (only its user) or a tuple of user names."""
@@ -155,15 +157,19 @@ class Observation:
         if isinstance(external_id, int) and not isinstance(external_id, bool):
             external_id = str(external_id)
         external_id = _check_name("external_id", external_id, required=False)
-        setattr_(self, "external_id", external_id or "sha256:" + self.content_hash[:32])
+        setattr_(self, "external_id", external_id or SYNTHETIC_ID + self.identity[:32])
 
     @property
-    def content_hash(self) -> str:
-        """sha256 over what makes two copies of one record the same (not device or id)."""
-        payload = json.dumps(
-            [self.source, self.user, to_iso(self.ts), self.text], ensure_ascii=False
-        )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    def identity(self) -> str:
+        """sha256 of what makes this record itself, whichever device or export it came
+        from (:func:`memfuse_lite.sources.record_identity`; not its device or id)."""
+        return record_identity(self.source, self.user, instant_key(self.ts), self.text,
+                               self.meta)
+
+    @property
+    def has_own_id(self) -> bool:
+        """Whether the record came with an id of its source (not one made from its identity)."""
+        return not self.external_id.startswith(SYNTHETIC_ID)
 
     @property
     def audience(self) -> tuple[str, ...] | None:

@@ -12,6 +12,8 @@ fusion read profiles; nothing else names a source's fields.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -52,11 +54,27 @@ class SourceProfile:
     the other party), the first one set wins. Messages of one conversation sent close
     together are one exchange, fused as one episode (``FusionConfig.thread_minutes``);
     none: records of this source are not messages of a conversation."""
+    identity_fields: tuple[str, ...] | None = None
+    """The ``meta`` fields that, beside the source, user, time and text, make a record
+    itself (:func:`record_identity`): copies of one record from two devices agree on them,
+    two records differ in one (an "ok" to Lena and an "ok" to Tom). None: all of ``meta``,
+    so nothing that differs in any structured field is taken for a copy."""
 
 
 MESSAGE_THREAD = ("thread_id", "thread", "conversation_id", "chat_id", "group", "contactName",
                   "phoneNumber", "address", "participants", "with")
 """Where messaging apps name the conversation: an id, a group, else the other party."""
+
+MESSAGE_IDENTITY = ("chat", "chat_id", "group", "conversation_id", "contactName", "contact",
+                    "phoneNumber", "address", "number", "from", "to", "sender", "receiver",
+                    "recipient", "participants", "with", "speaker", "direction", "type", "box",
+                    "seq")
+"""What makes a message itself: the other party or the chat, who sent it, its direction
+and its position among like messages of one minute (``seq``), never a device's own ids
+(an Android ``thread_id`` differs between a phone and the laptop it syncs to)."""
+
+CALL_IDENTITY = ("contactName", "contact", "phoneNumber", "number", "address", "direction",
+                 "type", "duration_s", "duration")
 
 DEFAULT = SourceProfile("*")
 """The profile of a source nobody registered."""
@@ -83,7 +101,7 @@ def scheduling_sources() -> frozenset[str]:
 
 for _profile in (
     replace(DEFAULT, name="call", end_fields=(*DEFAULT.end_fields, "datetime_end"),
-            records_moment=True),
+            records_moment=True, identity_fields=CALL_IDENTITY),
     replace(DEFAULT, name="photo", actor_fields=(*DEFAULT.actor_fields, "faceRecognition"),
             records_moment=True),
     replace(DEFAULT, name="payment", records_moment=True),
@@ -91,9 +109,9 @@ for _profile in (
     replace(DEFAULT, name="fitness_health", records_moment=True),
     replace(DEFAULT, name="calendar", schedules=True),
     replace(DEFAULT, name="contact", makes_events=False),
-    replace(DEFAULT, name="sms", thread_fields=MESSAGE_THREAD),
-    replace(DEFAULT, name="mms", thread_fields=MESSAGE_THREAD),
-    replace(DEFAULT, name="chat", thread_fields=MESSAGE_THREAD),
+    replace(DEFAULT, name="sms", thread_fields=MESSAGE_THREAD, identity_fields=MESSAGE_IDENTITY),
+    replace(DEFAULT, name="mms", thread_fields=MESSAGE_THREAD, identity_fields=MESSAGE_IDENTITY),
+    replace(DEFAULT, name="chat", thread_fields=MESSAGE_THREAD, identity_fields=MESSAGE_IDENTITY),
 ):
     register_source(_profile)
 
@@ -159,6 +177,36 @@ def thread_of(source: str, meta: Mapping[str, Any]) -> str | None:
             key_text = digits[-10:]  # +1 (555) 010-2000 and 5550102000 are one number
         return f"{key}:{key_text}"[:200]
     return None
+
+
+def record_identity(source: str, user: str, instant: str, text: str,
+                    meta: Mapping[str, Any]) -> str:
+    """sha256 of what makes a record itself: source, user, the instant it was recorded, its
+    text and its profile's :attr:`~SourceProfile.identity_fields` (names in lower case,
+    phone numbers by their last ten digits). Records alike in all of it are copies of one
+    record (:meth:`memfuse_lite.store.sqlite.Store.insert_observations` says when copies
+    are merged)."""
+    fields = profile_of(source).identity_fields
+    keys = sorted(meta) if fields is None else [k for k in fields if k in meta]
+    payload = json.dumps([source, user, instant, text, [[k, _canonical(meta[k])] for k in keys]],
+                         ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _canonical(value: object) -> object:
+    """A field's value as copies from two apps agree on it (case, spacing, number format)."""
+    if isinstance(value, str):
+        text = " ".join(value.lower().split())
+        digits = re.sub(r"\D", "", text)
+        if len(digits) >= 7 and not re.search(r"[^\d\s()+\-.]", text):
+            return digits[-10:]
+        return text
+    if isinstance(value, list | tuple):
+        items = [_canonical(v) for v in value]
+        return sorted(items) if all(isinstance(i, str) for i in items) else items
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    return value
 
 
 def _names(value: object) -> list[str]:

@@ -57,6 +57,14 @@ def epoch_of(text: str) -> float:
     return to_epoch(parse_ts(text))
 
 
+def instant_key(dt: datetime) -> str:
+    """The instant as one text whatever offset it was written with (UTC, ``Z``); a naive
+    time as written."""
+    if dt.tzinfo is None:
+        return to_iso(dt)
+    return to_iso(dt.astimezone(UTC)).replace("+00:00", "Z")
+
+
 def to_iso(dt: datetime) -> str:
     """The canonical text form stored in SQLite and written to JSONL."""
     return dt.isoformat(timespec="seconds") if dt.microsecond == 0 else dt.isoformat()

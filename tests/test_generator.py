@@ -30,7 +30,7 @@ def test_observations_are_valid_and_unique() -> None:
     assert len(gen.observations) >= SMALL_CFG.size
     obs = [Observation.from_json(o) for o in gen.observations]
     assert len({o.external_id for o in obs}) == len(obs)
-    assert len({o.content_hash for o in obs}) == len(obs)
+    assert len({o.identity for o in obs}) == len(obs)
     assert {o.source for o in obs} >= {"calendar", "chat", "sms", "call", "payment", "push"}
     assert any("\u4e00" <= ch <= "\u9fff" for o in obs for ch in o.text)  # some Chinese
     assert len({o.user for o in obs}) == SMALL_CFG.users

@@ -112,6 +112,17 @@ def test_whatsapp_both_clocks_and_multi_line_messages(name: str) -> None:
         assert len(rejected) == 1 and "notice" in rejected[0].reason
 
 
+def test_whatsapp_the_same_words_twice_in_a_minute_are_two_messages(tmp_path: Path) -> None:
+    chat = tmp_path / "WhatsApp Chat with Ben.txt"
+    chat.write_text("09/01/2025, 08:05 - Ben: ok\n09/01/2025, 08:05 - Ben: ok\n"
+                    "09/01/2025, 08:05 - Ana: ok\n", encoding="utf-8")
+    first, rejected = split(read("whatsapp", chat, CTX))
+    assert not rejected and len({o.external_id for o in first}) == 3
+    assert len({o.identity for o in first}) == 3
+    again, _ = split(read("whatsapp", chat, CTX))
+    assert [o.external_id for o in again] == [o.external_id for o in first]  # re-import
+
+
 def test_photos_take_time_and_position_from_exif(tmp_path: Path) -> None:
     from PIL import Image
 
@@ -130,7 +141,17 @@ def test_photos_take_time_and_position_from_exif(tmp_path: Path) -> None:
     (folder / "notes.txt").write_text("not a photo")
     obs, rejected = split(read("photos", folder, CTX))
     (photo,) = obs
-    assert photo.external_id == "photo:trip/IMG_0001.jpg"
+    assert photo.external_id.startswith("photo:") and photo.meta["file"] == "trip/IMG_0001.jpg"
+    # another camera's IMG_0001 in another folder is another photo; a copy of this one is not
+    other = tmp_path / "other"
+    (other / "trip").mkdir(parents=True)
+    exif[0x0110] = "OtherCam"
+    image.save(other / "trip" / "IMG_0001.jpg", exif=exif)
+    (again,) = split(read("photos", other, CTX))[0]
+    assert again.external_id != photo.external_id
+    (other / "trip" / "IMG_0001.jpg").write_bytes((folder / "trip" / "IMG_0001.jpg").read_bytes())
+    (copy,) = split(read("photos", other, CTX))[0]
+    assert copy.external_id == photo.external_id
     assert photo.ts == datetime(2025, 1, 12, 16, 5, tzinfo=UTC8)
     assert photo.meta["gps"] == {"lat": pytest.approx(31.225, abs=1e-4),
                                  "lon": pytest.approx(121.47, abs=1e-4)}

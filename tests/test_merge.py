@@ -94,6 +94,6 @@ def test_export_round_trips_every_field(open_memory, tmp_path: Path) -> None:
     back = {(o.user, o.source, o.external_id): o for o in read_observations(path)}  # type: ignore[union-attr]
     for o in logs[0]:
         b = back[(o.user, o.source, o.external_id)]
-        assert (b.text, b.device, b.meta, b.visibility, b.content_hash) == \
-            (o.text, o.device, o.meta, o.visibility, o.content_hash)
+        assert (b.text, b.device, b.meta, b.visibility, b.identity) == \
+            (o.text, o.device, o.meta, o.visibility, o.identity)
     assert list(itertools.islice(back, 1))

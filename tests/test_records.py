@@ -69,11 +69,20 @@ def test_normalisation_and_defaults() -> None:
     assert make().external_id.startswith("sha256:")
 
 
-def test_content_hash_ignores_device_and_id_but_not_text() -> None:
-    a = make(device="phone", external_id="1")
-    b = make(device="laptop", external_id="2")
-    assert a.content_hash == b.content_hash
-    assert make(text="other").content_hash != a.content_hash
+def test_identity_ignores_device_and_id_but_not_text_or_counterpart() -> None:
+    a = make(device="phone", external_id="1", meta={"phoneNumber": "+1 (555) 010-2000"})
+    b = make(device="laptop", external_id="2", meta={"phoneNumber": "5550102000",
+                                                      "thread_id": 7})
+    assert a.identity == b.identity  # a device's own thread id is not the record
+    assert make(text="other").identity != make().identity
+    assert make(meta={"to": "Lena"}).identity != make(meta={"to": "Tom"}).identity
+    assert make(meta={"direction": "sent"}).identity != make(meta={"direction": "received"}).identity
+
+
+def test_identity_of_a_source_without_profile_holds_all_its_fields() -> None:
+    a = make(source="journal", meta={"mood": "calm"})
+    assert a.identity != make(source="journal", meta={"mood": "tired"}).identity
+    assert a.identity == make(source="journal", meta={"mood": " Calm "}).identity
 
 
 def test_json_round_trip_and_unknown_keys() -> None:

@@ -1,11 +1,13 @@
 """A folder of photos (JPEG, HEIC, TIFF, PNG with EXIF): the capture time and GPS
 position from EXIF (``exifread``; Pillow with ``pillow-heif`` for the HEIC files exifread
-cannot read); the file name is the record's id; no pixels are stored. A photo without a
+cannot read); the record's id is the file's content hash (names repeat across folders
+and phones); no pixels are stored. A photo without a
 capture time is rejected (a file date is not when it was taken).
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,15 @@ def _taken(tags: dict[str, Any], ctx: ImportContext) -> datetime | None:
     return None
 
 
+def _content_id(file: Path) -> str:
+    """The sha256 of a file's bytes (read in blocks), shortened."""
+    digest = hashlib.sha256()
+    with file.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:32]
+
+
 def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
     """Every photo in a folder (recursively), or one photo file."""
     files = [path] if path.is_file() else sorted(
@@ -109,8 +120,10 @@ def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
         meta: dict[str, Any] = {"file": name, "camera": camera}
         if lat is not None and lon is not None:
             meta["gps"] = {"lat": round(lat, 6), "lon": round(lon, 6)}
+        # by content, not by name: cameras restart IMG_0001 in every folder and on every
+        # phone, and the same picture copied to two folders is one photo
         out.append(ctx.observation(file, "", source="photo", ts=taken, text=text,
-                                   external_id=f"photo:{name}", meta=meta))
+                                   external_id=f"photo:{_content_id(file)}", meta=meta))
     return out
 
 

@@ -31,6 +31,7 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
         int(m["a"]) > 12 for _, m in heads)
     chat = path.stem.removeprefix("WhatsApp Chat with ").strip()
     out: list[Item] = []
+    seen: dict[str, int] = {}
     for i, (n, m) in enumerate(heads):
         end = heads[i + 1][0] - 1 if i + 1 < len(heads) else len(lines)
         body = "\n".join([m["rest"], *lines[n:end]]).strip()
@@ -45,10 +46,15 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
             out.append(Rejected(str(path), where, f"bad date or time: {exc}"))
             continue
         who, text = sender["who"].strip(), sender["text"].strip()
+        key = stable_id(chat, ts.isoformat(), who, text)
+        # the same words sent twice in one minute are two messages: the second is "#2"
+        seen[key] = nth = seen.get(key, 0) + 1
+        meta: dict[str, object] = {"sender": who, "chat": chat}
+        if nth > 1:
+            meta["seq"] = nth
         out.append(ctx.observation(
             path, where, source="chat", ts=ctx.local(ts), text=f"{who}: {text}",
-            external_id="wa:" + stable_id(chat, ts.isoformat(), who, text),
-            meta={"sender": who, "chat": chat}))
+            external_id="wa:" + key + (f"#{nth}" if nth > 1 else ""), meta=meta))
     return out
 
 

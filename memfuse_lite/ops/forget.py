@@ -22,7 +22,8 @@ from ..fusion.runtime import (
 )
 from ..records import ForgetResult
 from ..store.forget import delete_observations, select_observations
-from ..timeutil import parse_ts, to_epoch
+from ..retrieve.search import check_now
+from ..timeutil import to_epoch
 
 log = logging.getLogger("memfuse_lite")
 
@@ -37,7 +38,8 @@ def forget(engine: Engine, *, observation: int | Sequence[int] | None = None,
             observation, int | list | tuple)):
         raise InvalidQuery("observation must be an observation id or a list of ids")
     ids = [observation] if isinstance(observation, int) else observation
-    cutoff = to_epoch(parse_ts(before)) if before is not None else None
+    when = check_now(before, "before")
+    cutoff = to_epoch(when) if when is not None else None
     store = engine.store
     with engine.lock:
         with store.atomic() as db:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import apsw
 
+from ..records import Observation
 from ..sources import thread_of
 
 
@@ -27,6 +28,43 @@ def _threads(db: apsw.Connection) -> None:
             found.setdefault(int(eid), thread)  # type: ignore[arg-type]
     db.executemany("UPDATE events SET thread = ? WHERE id = ?",
                    [(t, i) for i, t in found.items()])
+
+
+def _identities(db: apsw.Connection) -> None:
+    """Observations are found again by their identity (source, user, instant, text and the
+    fields their source profile names), which several records may share, instead of a
+    unique hash of source, user, time and text that merged distinct records: the table is
+    rebuilt without that constraint (foreign keys are off while migrations run) and every
+    stored row keeps its id and content."""
+    db.execute("""
+        CREATE TABLE observations_new (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            source       TEXT NOT NULL,
+            external_id  TEXT NOT NULL,
+            user         TEXT NOT NULL,
+            device       TEXT NOT NULL,
+            ts           TEXT NOT NULL,
+            ts_epoch     REAL NOT NULL,
+            text         TEXT NOT NULL,
+            meta         TEXT NOT NULL,
+            visibility   TEXT NOT NULL,
+            identity     TEXT NOT NULL,
+            ingested_at  REAL NOT NULL,
+            UNIQUE (user, source, external_id)
+        )""")
+    rows = db.execute("SELECT id, source, external_id, user, device, ts, ts_epoch, text, meta,"
+                      " visibility, ingested_at FROM observations ORDER BY id").fetchall()
+    for oid, source, ext, user, device, ts, epoch, text, meta, vis, at in rows:
+        visibility = json.loads(str(vis))
+        obs = Observation(source=str(source), user=str(user), ts=str(ts), text=str(text),
+                          external_id=str(ext), device=str(device), meta=json.loads(str(meta)),
+                          visibility=visibility)
+        db.execute("INSERT INTO observations_new VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (oid, source, ext, user, device, ts, epoch, text, meta, vis, obs.identity, at))
+    db.execute("DROP TABLE observations")
+    db.execute("ALTER TABLE observations_new RENAME TO observations")
+    db.execute("CREATE INDEX observations_ts ON observations (ts_epoch)")
+    db.execute("CREATE INDEX observations_identity ON observations (identity)")
 
 
 MIGRATIONS: list[tuple[int, str, str | Callable[[apsw.Connection], None]]] = [
@@ -140,4 +178,6 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[apsw.Connection], None]]] = [
         """,
     ),
     (4, "fusion: the conversation each message belongs to", _threads),
+    (5, "observations: identity by source profile, no longer a unique content hash",
+     _identities),
 ]

@@ -23,7 +23,15 @@ import numpy as np
 
 from ..errors import StoreCorrupt, StoreError
 from ..event import EventRecord
-from ..records import AtomicEvent, IngestResult, Observation, Provenance
+from ..records import (
+    SYNTHETIC_ID,
+    AtomicEvent,
+    IngestResult,
+    Observation,
+    Provenance,
+    Visibility,
+    audience_of,
+)
 from ..timeutil import to_epoch, to_iso
 from .migrations import MIGRATIONS
 from .sql import chunks, marks
@@ -48,6 +56,23 @@ def _audience_load(text: str | None) -> tuple[str, ...] | None:
     """An audience column's value (a household has few distinct ones: each is parsed once;
     every search checks the audiences of hundreds of events)."""
     return None if text is None else tuple(json.loads(text))
+
+
+def _copy_of(obs: Observation, stored: Row) -> bool:
+    """Whether ``obs`` is a copy of the stored record ``(id, device, external_id,
+    visibility)`` of the same identity (see :meth:`Store.insert_observations`)."""
+    _, device, external_id, visibility = stored
+    own_ids = obs.has_own_id and not str(external_id).startswith(SYNTHETIC_ID)
+    if own_ids and str(device) == obs.device:
+        return False
+    theirs = audience_of(obs.user, _visibility_load(str(visibility)))
+    ours = obs.audience
+    return theirs is None or (ours is not None and set(ours) <= set(theirs))
+
+
+def _visibility_load(text: str) -> Visibility:
+    value = json.loads(text)
+    return tuple(value) if isinstance(value, list) else str(value)
 
 
 class Store:
@@ -82,22 +107,33 @@ class Store:
         return conn
 
     def _migrate(self) -> None:
-        with self.atomic():
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-            )
-            done = {r[0] for r in self._conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, sql in MIGRATIONS:
-                if version in done:
-                    continue
-                if callable(sql):
-                    sql(self._conn)
-                else:
-                    self._conn.execute(sql)
+        """Apply the pending migrations in one transaction, with foreign keys off while
+        they run (a table rebuilt keeps the ids other tables refer to) and checked before
+        it commits."""
+        self._conn.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with self.atomic():
                 self._conn.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time())
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
                 )
+                done = {r[0] for r in self._conn.execute("SELECT version FROM schema_migrations")}
+                for version, name, sql in MIGRATIONS:
+                    if version in done:
+                        continue
+                    if callable(sql):
+                        sql(self._conn)
+                    else:
+                        self._conn.execute(sql)
+                    self._conn.execute(
+                        "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                        (version, name, time.time()))
+                broken = self._conn.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise StoreCorrupt(f"{self.path}: rows refer to missing rows after "
+                                       f"migrating ({len(broken)}, e.g. {broken[0]})")
+        finally:
+            self._conn.execute("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
         """Close the connections."""
@@ -176,23 +212,32 @@ class Store:
     # -- observations and the inbox ------------------------------------------
 
     def insert_observations(self, observations: Sequence[Observation]) -> list[IngestResult]:
-        """Store observations verbatim and queue them in the inbox, in one transaction."""
+        """Store observations verbatim and queue them in the inbox, in one transaction.
+
+        An observation is a duplicate of a stored one with the same (user, source,
+        external id), or of a stored copy of the same record (:attr:`Observation.identity`)
+        when it can be one: it came from another device, or one of the two came without
+        an id of its source, and it would show the record to no one the stored copy does
+        not. Two records with ids of their own from one device are two records, however
+        alike ("ok" twice in a minute)."""
         results: list[IngestResult] = []
         now = time.time()
         with self.atomic() as db:
             for obs in observations:
-                chash = obs.content_hash
                 row = db.execute(
-                    "SELECT id FROM observations WHERE (user = ? AND source = ? AND external_id = ?)"
-                    " OR content_hash = ? LIMIT 1",
-                    (obs.user, obs.source, obs.external_id, chash),
-                ).fetchone()
+                    "SELECT id FROM observations WHERE user = ? AND source = ?"
+                    " AND external_id = ?", (obs.user, obs.source, obs.external_id)).fetchone()
+                identity = obs.identity
+                if row is None:
+                    row = next((r[:1] for r in db.execute(
+                        "SELECT id, device, external_id, visibility FROM observations"
+                        " WHERE identity = ? ORDER BY id", (identity,)) if _copy_of(obs, r)), None)
                 if row is not None:
                     results.append(IngestResult("duplicate", int(row[0])))
                     continue
                 db.execute(
                     "INSERT INTO observations (source, external_id, user, device, ts, ts_epoch,"
-                    " text, meta, visibility, content_hash, ingested_at)"
+                    " text, meta, visibility, identity, ingested_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         obs.source,
@@ -204,7 +249,7 @@ class Store:
                         obs.text,
                         json.dumps(obs.meta, ensure_ascii=False, sort_keys=True),
                         json.dumps(obs.visibility, ensure_ascii=False),
-                        chash,
+                        identity,
                         now,
                     ),
                 )
