@@ -20,17 +20,18 @@ from .ops.reembed import reembed
 from .records import Observation
 from .retrieve.registry import PIPELINES, names
 from .retrieve.search import check_now
-from .timeutil import parse_ts
 
 
 def _config(args: argparse.Namespace) -> MemFuseConfig:
     return MemFuseConfig(embedder=args.embedder, model_dir=Path(args.model_dir),
-                         threads=args.threads)
+                         threads=args.threads, tz=args.tz)
 
 
-def _open(args: argparse.Namespace, *, create: bool = False) -> MemFuse:
-    """The memory named by ``--db``; only ``ingest``, ``merge`` and ``demo`` create one."""
-    return MemFuse(args.db, config=_config(args), create=create)
+def _open(args: argparse.Namespace, *, create: bool = False, owner: bool = False) -> MemFuse:
+    """The memory named by ``--db``; only ``ingest``, ``merge`` and ``demo`` create one.
+    ``owner``: fail while another process owns it (else this one reads beside it)."""
+    return MemFuse(args.db, config=_config(args), create=create,
+                   mode="owner" if owner else "auto")
 
 
 def _print_json(obj: Any) -> None:
@@ -85,7 +86,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     async def run() -> dict[str, Any]:
         summary = _new_summary()
-        async with _open(args, create=True) as mem:
+        async with _open(args, create=True, owner=getattr(args, "canonical", False)) as mem:
             for path in args.files:
                 await _ingest(mem, _progress(read_observations(Path(path)), args,
                                              Path(path).name), summary)
@@ -101,37 +102,23 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import app exports (calendar, mail, contacts, SMS/calls, photos, WhatsApp)."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
+    from .clock import zone_of
     from .importers import ImportContext, read
-    from .importers.base import with_zone
     from .importers.contacts import directory
 
-    try:
-        tz = ZoneInfo(args.tz) if args.tz else None
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise MemFuseError(f"unknown time zone {args.tz!r} (use an IANA name such as "
-                           "Europe/Berlin)") from exc
     visibility: Any = args.visibility
     if visibility not in ("household", "private"):
         visibility = [v.strip() for v in visibility.split(",") if v.strip()]
 
-    def when(value: str | None) -> Any:
-        if value is None:
-            return None
-        try:
-            dt = parse_ts(value)
-        except ValueError as exc:
-            raise MemFuseError(f"--since/--until: {exc}") from exc
-        return with_zone(dt, tz)
-
     async def run() -> dict[str, Any]:
         summary = _new_summary()
         async with _open(args, create=True) as mem:
+            tz = zone_of(mem.tz)  # --tz, else the memory's home zone
+            since, until = mem.instant(args.since, "--since"), mem.instant(args.until, "--until")
             for path in args.paths:
                 ctx = ImportContext(user=args.user, device=args.device, visibility=visibility,
                                     tz=tz, directory=directory(mem, args.user),
-                                    since=when(args.since), until=when(args.until))
+                                    since=since, until=until)
                 try:  # the whole file is parsed before anything from it is ingested
                     items = await asyncio.to_thread(read, args.kind, Path(path), ctx)
                 except ImportError as exc:
@@ -304,7 +291,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete observations and everything derived from them."""
-    with _open(args) as mem:
+    with _open(args, owner=True) as mem:
         result = mem.forget(observation=args.observation, source=args.source, user=args.user,
                             before=args.before)
     if args.json:
@@ -399,6 +386,14 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 # -- parser ---------------------------------------------------------------------------
 
+HANDOFF = ("While another process owns the memory (memfuse mcp, another ingest), the records "
+           "are handed to it through the memory's inbox and the command waits until it has "
+           "processed them; if that process stops, this one takes over.")
+READS_BESIDE = ("Works while another process owns the memory (memfuse mcp, an ingest) and "
+                "sees everything it has committed.")
+OWNER_ONLY = ("Needs the memory to itself: fails with an error while another process (memfuse "
+              "mcp, an ingest) owns it.")
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test)."""
     parser = argparse.ArgumentParser(prog="memfuse", description=__doc__)
@@ -408,9 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--embedder", default="e5-small-int8",
                         help="manifest name or prepared model directory")
     common.add_argument("--threads", type=int, default=2, help="threads per model (default 2)")
+    common.add_argument("--tz", help="IANA zone in which times given without an offset are "
+                        "read (records, --now, --before, --since; default: the memory's home "
+                        "zone, this machine's when it was created)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", parents=[common], help="ingest observation JSONL files")
+    p = sub.add_parser("ingest", parents=[common], help="ingest observation JSONL files",
+                       description=HANDOFF)
     p.add_argument("--db", required=True)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -422,7 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("import", parents=[common], help="import app exports (calendar, mail, "
                        "contacts, SMS/calls, photos, WhatsApp)",
                        description="Kinds: " + "; ".join(f"{i.kind}: {i.help}"
-                                                         for i in IMPORTERS.values()))
+                                                         for i in IMPORTERS.values())
+                       + ". " + HANDOFF)
     p.add_argument("kind", choices=sorted(IMPORTERS))
     p.add_argument("paths", nargs="+", help="export files (a folder for photos)")
     p.add_argument("--db", required=True)
@@ -430,8 +430,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="", help="the device they come from")
     p.add_argument("--visibility", default="household",
                    help="household (default), private, or a comma list of users")
-    p.add_argument("--tz", help="time zone of times the export gives without one (IANA name;"
-                   " default: this machine's)")
     p.add_argument("--since", help="expand recurring calendar events from (ISO date; "
                    "default two years ago)")
     p.add_argument("--until", help="… to (default one year ahead)")
@@ -447,20 +445,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("merge", parents=[common],
-                       help="ingest other devices' logs, then renumber and re-fuse canonically")
+                       help="ingest other devices' logs, then renumber and re-fuse canonically",
+                       description=OWNER_ONLY)
     p.add_argument("--db", required=True)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_ingest, canonical=True)
 
-    p = sub.add_parser("export", parents=[common], help="write the observation log as JSONL")
+    p = sub.add_parser("export", parents=[common], help="write the observation log as JSONL",
+                       description=READS_BESIDE)
     p.add_argument("--db", required=True)
     p.add_argument("--out", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("forget", parents=[common],
-                       help="delete observations and everything derived from them")
+                       help="delete observations and everything derived from them",
+                       description=OWNER_ONLY)
     p.add_argument("--db", required=True)
     p.add_argument("--observation", type=int, action="append",
                    help="observation id (repeatable)")
@@ -470,7 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_forget)
 
-    p = sub.add_parser("search", parents=[common], help="search the memory")
+    p = sub.add_parser("search", parents=[common], help="search the memory",
+                       description=READS_BESIDE)
     p.add_argument("--db", required=True)
     p.add_argument("--viewer")
     p.add_argument("--k", type=int, default=20)
@@ -481,7 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?")
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("ask", parents=[common], help="answer a question with citations")
+    p = sub.add_parser("ask", parents=[common], help="answer a question with citations",
+                       description=READS_BESIDE)
     p.add_argument("--db", required=True)
     p.add_argument("--viewer", required=True)
     p.add_argument("--now")
@@ -493,19 +496,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.set_defaults(func=cmd_ask)
 
-    p = sub.add_parser("show", parents=[common], help="an event with its source trail")
+    p = sub.add_parser("show", parents=[common], help="an event with its source trail",
+                       description=READS_BESIDE)
     p.add_argument("--db", required=True)
     p.add_argument("--viewer", help="show only what this user may see")
     p.add_argument("--json", action="store_true")
     p.add_argument("id", help="event id (or obs:ID for an observation's events)")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("stats", parents=[common], help="counts and index state")
+    p = sub.add_parser("stats", parents=[common], help="counts and index state",
+                       description=READS_BESIDE + " Its role says which this process is.")
     p.add_argument("--db", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("reembed", parents=[common], help="re-embed with another embedder")
+    p = sub.add_parser("reembed", parents=[common], help="re-embed with another embedder",
+                       description=OWNER_ONLY)
     p.add_argument("--db", required=True)
     p.set_defaults(func=cmd_reembed)
 

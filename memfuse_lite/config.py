@@ -47,10 +47,14 @@ class IngestConfig:
     """After a commit, hand freed heap memory back to the system (glibc ``malloc_trim``)
     if this many seconds have passed since the last time; 0 never does (see
     ``memfuse_lite.heap``)."""
+    inbox_poll_s: float = 0.5
+    """How often the owner of a memory looks for observations other processes put in its
+    inbox (``memfuse ingest`` beside a running MCP server)."""
 
     def __post_init__(self) -> None:
         _positive("batch_size", self.batch_size)
         _positive("queue_size", self.queue_size)
+        _positive("inbox_poll_s", self.inbox_poll_s)
         if self.batch_latency_s < 0:
             raise InvalidConfig("batch_latency_s must be >= 0")
         if self.trim_interval_s < 0:
@@ -321,9 +325,21 @@ class MemFuseConfig:
     answer_evidence_tokens: int = ANSWER_EVIDENCE_TOKENS
     """Prompt tokens of evidence the answer LLM reads: the best records that fit (the
     first always does). Prompt length sets most of ``ask``'s time on a CPU."""
+    tz: str | None = None
+    """An IANA zone in which times given without an offset are read (observations,
+    ``now``, ``before``); None: the memory's home zone, recorded when it was created (this
+    machine's zone then, or ``tz`` if given). See :mod:`memfuse_lite.clock`."""
 
     def __post_init__(self) -> None:
         _positive("threads", self.threads)
+        if self.tz is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(self.tz)
+            except (ZoneInfoNotFoundError, ValueError, TypeError) as exc:
+                raise InvalidConfig(f"unknown time zone {self.tz!r} (use an IANA name such "
+                                    "as Europe/Berlin)") from exc
         _positive("answer_evidence_tokens", self.answer_evidence_tokens)
         if self.durability not in ("normal", "full"):
             raise InvalidConfig("durability must be 'normal' or 'full'")

@@ -13,6 +13,7 @@ import asyncio
 from datetime import datetime
 from typing import Any, Literal
 
+from .clock import zone_of
 from .errors import MemFuseError, NotFound
 from .jsonl import answer_json, event_json, timeline_json
 from .memory import MemFuse, parse_ref
@@ -49,8 +50,8 @@ def build_server(mem: MemFuse, viewer: str) -> Any:
         """Store one observation of the user's (what they told you, a note, a plan).
         ``ts``: when it was recorded (ISO 8601; default now). Returns its id and events."""
         try:
-            obs = Observation(source=source, user=viewer, ts=when(ts) or datetime.now()
-                              .astimezone().replace(microsecond=0), text=text,
+            obs = Observation(source=source, user=viewer, ts=when(ts) or datetime.now(
+                              zone_of(mem.tz)).replace(microsecond=0), text=text,
                               meta=meta or {}, visibility=visibility)
             result = await mem.ingest(obs)
             await mem.flush()

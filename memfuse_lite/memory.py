@@ -7,19 +7,27 @@ The core is synchronous; the asynchronous edge is ingestion (``ingest``, ``inges
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from .answer import Answer, Citation, compose
 from .config import MemFuseConfig
 from .embed.base import Embedder
-from .engine import Engine, open_engine
-from .errors import InvalidObservation, InvalidQuery, MemoryClosed, NotFound
+from .engine import Engine, open_engine, owner_running, refresh
+from .errors import (
+    InvalidObservation,
+    InvalidQuery,
+    MemFuseError,
+    MemoryClosed,
+    MemoryInUse,
+    NotFound,
+)
 from .ingest.processor import BatchProcessor, StageTimes
 from .ingest.queue import IngestQueue
 from .llm.base import LLM, Usage
@@ -38,7 +46,7 @@ from .records import (
     can_see,
 )
 from .retrieve.registry import PIPELINES, names
-from .retrieve.search import Searcher, check_now
+from .retrieve.search import Searcher
 
 log = logging.getLogger("memfuse_lite")
 
@@ -79,15 +87,23 @@ class MemFuse:
         embedder: Embedder | None = None,
         llms: Mapping[str, LLM] | None = None,
         create: bool = True,
+        mode: Literal["auto", "owner"] = "auto",
     ) -> None:
         """Open the memory in ``path``, creating it unless ``create`` is false (then a
         missing memory raises :class:`NotFound`). ``embedder`` replaces the configured
         one; ``llms`` maps LLM names used in ``config`` (``answer_llm``, ``plan_llm`` …)
-        to ready models, which are used instead of loading GGUF files by those names."""
+        to ready models, which are used instead of loading GGUF files by those names.
+
+        One process owns a memory and ingests; while it does, others open it as readers
+        (:attr:`role`): they search, ask and read everything the owner has committed,
+        and what they ingest waits in the inbox for the owner (``flush`` waits for it, and
+        takes the memory over if the owner stops). ``mode="owner"`` refuses to be a
+        reader (:class:`MemoryInUse`)."""
         self.path = Path(path).expanduser()
         self.config = config if config is not None else MemFuseConfig()
+        self._llms = llms
         self._engine = open_engine(self.path, config=self.config, embedder=embedder,
-                                   llms=llms, create=create)
+                                   llms=llms, create=create, mode=mode)
         try:
             self._processor = BatchProcessor(self._engine)
         except BaseException:
@@ -95,6 +111,10 @@ class MemFuse:
             raise
         self._searcher = Searcher(self._engine)
         self._queue: IngestQueue | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self._inbox_lock: asyncio.Lock | None = None
+        self._queued: set[int] = set()
+        self._awaiting: set[int] = set()  # a reader's observations the owner has not processed
         self._start_lock: asyncio.Lock | None = None
         self._start_lock_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
@@ -110,6 +130,21 @@ class MemFuse:
         """The embedder this memory's vectors come from."""
         return self._engine.embedder
 
+    @property
+    def role(self) -> str:
+        """``owner`` (this process ingests) or ``reader`` (another process owns it)."""
+        return self._engine.role
+
+    @property
+    def tz(self) -> str:
+        """The IANA zone in which times given without an offset are read."""
+        return self._engine.clock.zone_name
+
+    def instant(self, value: datetime | str | None, what: str = "time") -> datetime | None:
+        """A time argument (a datetime or an ISO-8601 string; None stays None) as an instant
+        on this memory's clock; :class:`InvalidQuery`, naming ``what``, if it is neither."""
+        return self._engine.clock.instant(value, what)
+
     def llm_usage(self) -> dict[str, Usage]:
         """LLM tokens per operation, summed over the loaded models."""
         return self._engine.llms.usage()
@@ -123,7 +158,7 @@ class MemFuse:
     def rebuild_fusion(self, *, batch: int = 64) -> dict[str, int]:
         """Re-run fusion over every event in ingestion order with the current config
         (after changing thresholds or the arbitration LLM); returns counts."""
-        self._check_open()
+        self._check_owner()
         return rebuild_ops.rebuild_fusion(self._engine, batch=batch)
 
     def forget(
@@ -137,9 +172,9 @@ class MemFuse:
         """Delete observations matching every given criterion and everything derived from
         them: events, fused-memory membership (summaries rebuilt, empty memories deleted),
         edges, index entries and caches. The same record may be ingested again later."""
-        self._check_open()
+        self._check_owner()
         return forget_ops.forget(self._engine, observation=observation, source=source,
-                                 user=user, before=before)
+                                 user=user, before=self.instant(before, "before"))
 
     def export(self, out: IO[str]) -> int:
         """Write every observation as a JSONL line (the ingest format), in canonical
@@ -152,19 +187,23 @@ class MemFuse:
         re-embed them in that order and rebuild the indexes and fusion, so the memory no
         longer depends on the order in which logs arrived (run after merging other
         devices' logs; costs one embedding pass); returns counts."""
-        self._check_open()
+        self._check_owner()
         return canonicalise(self._engine)
 
     def rebuild_indexes(self) -> None:
         """Drop and rebuild every derived index from SQLite."""
-        self._check_open()
+        self._check_owner()
         rebuild_ops.rebuild_indexes(self._engine)
 
     # -- ingestion (async edge) -------------------------------------------------------
 
-    async def _ensure_worker(self) -> IngestQueue:
+    async def _ensure_worker(self) -> IngestQueue | None:
+        """The owner's ingestion worker, started on first use: it replays the inbox and
+        then watches it for observations other processes put there; None for a reader."""
         if self._closed:
             raise MemoryClosed("this memory is closed")
+        if self._engine.role != "owner":
+            return None
         loop = asyncio.get_running_loop()
         if self._queue is not None and self._queue.loop is loop:
             return self._queue
@@ -185,29 +224,92 @@ class MemFuse:
                     log.info("replaying %d unprocessed observations from the inbox",
                              len(pending))
                     await queue.put(pending)
+                self._queued = set(pending)
+                self._inbox_lock = asyncio.Lock()
                 self._queue = queue
+                self._poller = loop.create_task(self._watch_inbox(queue), name="memfuse-inbox")
         return self._queue
+
+    async def _watch_inbox(self, queue: IngestQueue) -> None:
+        """Queue what other processes (readers) put in the inbox, every
+        ``inbox_poll_s``; ids this process queued itself are never queued twice."""
+        assert self._inbox_lock is not None
+        while True:
+            await asyncio.sleep(self.config.ingest.inbox_poll_s)
+            try:
+                async with self._inbox_lock:
+                    pending = await asyncio.to_thread(self._engine.store.pending)
+                    self._queued &= set(pending)  # the others are done
+                    fresh = [i for i in pending if i not in self._queued]
+                    self._queued.update(fresh)
+            except MemFuseError as exc:
+                log.warning("could not read the inbox: %s", exc)
+                continue
+            if fresh:
+                await queue.put(fresh)
 
     async def ingest(self, observation: Observation) -> IngestResult:
         """Store one observation durably and queue it; returns once it is committed."""
         return (await self.ingest_many([observation]))[0]
 
     async def ingest_many(self, observations: Iterable[Observation]) -> list[IngestResult]:
-        """Store observations durably in one transaction and queue them for processing."""
+        """Store observations durably in one transaction and queue them for processing
+        (a reader leaves them in the inbox for the owner)."""
         items = list(observations)
         for item in items:
             if not isinstance(item, Observation):
                 raise InvalidObservation("observation", f"expected Observation, got "
                                          f"{type(item).__name__}")
+        items = [self._engine.clock.observation(item) for item in items]
         queue = await self._ensure_worker()
-        results = await asyncio.to_thread(self._engine.store.insert_observations, items)
-        await queue.put([r.observation_id for r in results if r.status == "accepted"])
+        insert = self._engine.store.insert_observations
+        if queue is None or self._inbox_lock is None:
+            results = await asyncio.to_thread(insert, items)
+            self._awaiting.update(r.observation_id for r in results if r.status == "accepted")
+            return results
+        async with self._inbox_lock:
+            results = await asyncio.to_thread(insert, items)
+            accepted = [r.observation_id for r in results if r.status == "accepted"]
+            self._queued.update(accepted)
+        await queue.put(accepted)
         return results
 
     async def flush(self) -> None:
-        """Return when every acknowledged observation is searchable."""
+        """Return when every acknowledged observation is searchable. A reader waits for
+        the owner to process what it ingested, and takes the memory over when the owner
+        has stopped."""
         queue = await self._ensure_worker()
-        await queue.join()
+        if queue is not None:
+            await queue.join()
+            return
+        store = self._engine.store
+        while self._awaiting:
+            self._awaiting &= set(await asyncio.to_thread(store.pending))
+            if not self._awaiting:
+                break
+            if not await asyncio.to_thread(owner_running, self.path) and \
+                    await asyncio.to_thread(self._take_over):
+                self._awaiting.clear()  # the new owner's worker replays the inbox
+                await self.flush()
+                return
+            await asyncio.sleep(self.config.ingest.inbox_poll_s)
+
+    def _take_over(self) -> bool:
+        """Become the owner (its process stopped); False when another process was
+        quicker. The models stay loaded."""
+        old = self._engine
+        new = open_engine(self.path, config=self.config, embedder=old.embedder,
+                          llms={**(self._llms or {}), **old.llms.models()})
+        if new.role != "owner":
+            new.close(keep_models=True)
+            return False
+        self._processor.close()
+        old.close(keep_models=True)
+        self._engine = new
+        self._processor = BatchProcessor(new)
+        self._searcher = Searcher(new)
+        log.info("the owner of %s stopped; this process owns it now", self.path)
+        return True
 
     # -- reading (sync core) -----------------------------------------------------------
 
@@ -224,7 +326,8 @@ class MemFuse:
         ``memfuse_lite.retrieve.PIPELINES`` (dense, bm25, hybrid, fused, agentic); ``now``
         is when the question is asked (only what was recorded by then is searched)."""
         self._check_open()
-        return self._searcher.search(query, viewer=viewer, k=k, now=now, pipeline=pipeline)
+        return self._searcher.search(query, viewer=viewer, k=k, pipeline=pipeline,
+                                     now=self.instant(now, "now"))
 
     def get_event(self, event_id: int, *, viewer: str | None = None) -> AtomicEvent:
         """One event with its source trail; ``viewer`` hides what they may not see."""
@@ -258,7 +361,7 @@ class MemFuse:
                 or not all(isinstance(a, str) and a.strip() and isinstance(b, str)
                            for a, b in choices.items())):
             raise InvalidQuery("choices must map 2 to 26 option letters to option texts")
-        now = check_now(now)
+        now = self.instant(now, "now")
         return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k, choices)
 
     def _ask(self, question: str, viewer: str, now: datetime | None, pipeline: str,
@@ -329,6 +432,8 @@ class MemFuse:
         graph = engine.graph
         return {
             "path": str(self.path),
+            "role": self.role,
+            "time_zone": self.tz,
             "schema_version": engine.store.schema_version(),
             **engine.store.counts(),
             "embedder": engine.embedder.info.model_id,
@@ -346,8 +451,16 @@ class MemFuse:
     # -- lifecycle ----------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        """Refuse a closed memory; a reader first reads what the owner committed since."""
         if self._closed:
             raise MemoryClosed("this memory is closed")
+        refresh(self._engine)
+
+    def _check_owner(self) -> None:
+        self._check_open()
+        if self._engine.role != "owner":
+            raise MemoryInUse(f"{self.path} is owned by another process (an MCP server, an "
+                              "ingest); this needs the owner: stop that process first")
 
     def close(self) -> None:
         """Persist the indexes and close the store (queued work stays in the inbox)."""
@@ -365,8 +478,13 @@ class MemFuse:
             try:
                 await self._queue.join()
             finally:
+                if self._poller is not None:
+                    self._poller.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await self._poller
                 await self._queue.close()
         self._queue = None
+        self._poller = None
         self.close()
 
     def __enter__(self) -> MemFuse:

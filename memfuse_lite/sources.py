@@ -22,7 +22,7 @@ from typing import Any
 
 from .text.features import people_in, place_in
 from .text.timeexpr import Span, resolve_time
-from .timeutil import parse_ts
+from .timeutil import in_zone_of, parse_ts
 
 MAX_ACTORS = 8
 
@@ -150,8 +150,8 @@ def event_time_of(source: str, text: str, meta: Mapping[str, Any], ts: datetime
     """When the happening is: the profile's start/end fields, the record's own time for
     sources that mark the moment, else a time the text states; None when unknown."""
     profile = profile_of(source)
-    start = _meta_time(meta, profile.start_fields)
-    end = _meta_time(meta, profile.end_fields)
+    start = _meta_time(meta, profile.start_fields, ts)
+    end = _meta_time(meta, profile.end_fields, ts)
     if start is not None:
         return start, end if end is not None and end >= start else start
     if profile.records_moment:
@@ -203,7 +203,8 @@ def _canonical(value: object) -> object:
         return text
     if isinstance(value, list | tuple):
         items = [_canonical(v) for v in value]
-        return sorted(items) if all(isinstance(i, str) for i in items) else items
+        texts = [i for i in items if isinstance(i, str)]
+        return sorted(texts) if len(texts) == len(items) else items
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in value.items()}
     return value
@@ -229,12 +230,15 @@ def _place(value: object) -> str | None:
     return None
 
 
-def _meta_time(meta: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
+def _meta_time(meta: Mapping[str, Any], keys: tuple[str, ...], ts: datetime
+               ) -> datetime | None:
+    """The first time among ``keys``; one without an offset is read in the zone of the
+    record's own time (a calendar entry's start is where its calendar is)."""
     for key in keys:
         value = meta.get(key)
         if value:
             try:
-                return parse_ts(value)
+                return in_zone_of(parse_ts(value), ts)
             except ValueError:
                 continue
     return None

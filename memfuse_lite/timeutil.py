@@ -1,8 +1,9 @@
 """Timestamps: parsing, the canonical ISO form and the numeric form stored for ordering.
 
-Naive timestamps are wall-clock times of the person whose phone recorded them
-(LifeBench and most phone exports have no offset); they are kept naive and, for
-ordering only, read as if they were UTC so that naive and aware values sort together.
+A memory makes every time it is given an instant at its boundary
+(:mod:`memfuse_lite.clock`: a time without an offset is read in the memory's home zone);
+what is stored keeps its offset and is ordered by true epoch seconds. A naive time that
+reaches :func:`to_epoch` is read as UTC.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def epoch_of(text: str) -> float:
     remembered: the same times recur across nearby events (a full cache of 65,536 times
     held 12 MB)."""
     return to_epoch(parse_ts(text))
+
+
+@lru_cache(maxsize=4096)
+def offset_of(text: str) -> float:
+    """Seconds east of UTC of a stored ISO time (0 for one without an offset)."""
+    delta = parse_ts(text).utcoffset()
+    return 0.0 if delta is None else delta.total_seconds()
+
+
+def in_zone_of(dt: datetime, ref: datetime) -> datetime:
+    """``dt`` unchanged if it has an offset, else read in ``ref``'s zone (a day a question
+    names is a day where it is asked)."""
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=ref.tzinfo)
 
 
 def instant_key(dt: datetime) -> str:

@@ -38,8 +38,9 @@ def embedder(e5_dir: Path) -> OnnxEmbedder:
 
 @pytest.fixture
 def config(model_dir: Path) -> MemFuseConfig:
-    return MemFuseConfig(model_dir=model_dir, ingest=IngestConfig(batch_size=16,
-                                                                  batch_latency_s=0.01))
+    # times without an offset are read in UTC, whatever this machine's zone
+    return MemFuseConfig(model_dir=model_dir, tz="UTC",
+                         ingest=IngestConfig(batch_size=16, batch_latency_s=0.01))
 
 
 @pytest.fixture

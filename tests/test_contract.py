@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,8 @@ def test_now_bounds_every_pipeline(dentist_memory: MemFuse, pipeline: str) -> No
     asked_then = mem.search("dentist Dr. Lin", viewer="ana", pipeline=pipeline, now=now)
     assert asked_then.hits, "what was recorded before now is still found"
     assert later not in [h.text for h in asked_then.hits]
-    assert all(datetime.fromisoformat(h.provenance[0].ts) <= now for h in asked_then.hits)
+    assert all(datetime.fromisoformat(h.provenance[0].ts) <= now.replace(tzinfo=UTC)
+               for h in asked_then.hits)  # the memory reads `now` in its zone, UTC
 
 
 def cite(prompt: str, *texts: str) -> list[int]:

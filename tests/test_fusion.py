@@ -93,8 +93,8 @@ def test_provenance_of_every_member_survives(open_memory) -> None:
     by_key = {m.provenance[0].external_id: m for m in members}
     assert by_key["den-sms"].provenance[0].user == "ben"
     assert by_key["den-call"].provenance[0].device == "phone"
-    assert by_key["den-cal"].event_start == "2025-03-05T15:00:00"
-    assert by_key["den-chat"].event_start == "2025-03-06T16:00:00"
+    assert by_key["den-cal"].event_start == "2025-03-05T15:00:00+00:00"  # the memory's zone
+    assert by_key["den-chat"].event_start == "2025-03-06T16:00:00+00:00"
     assert set(fused.sources) == {"calendar", "call", "chat", "sms", "photo"}
     assert set(fused.users) == {"ana", "ben"}
     assert any(c.startswith("time:") for c in fused.conflicts)

@@ -84,6 +84,7 @@ def test_old_memories_keep_every_record_and_stop_merging_distinct_ones(tmp_path:
     assert store.load_observations([1])[0].observation == old
     assert store.pending() == [1]
     # the old key dropped this one; it is a record of its own now, and a copy stays one
-    assert statuses(store, [sms("sms-2", to="Tom"), sms("", device="laptop")]) == [
-        "accepted", "duplicate"]
+    # (the memory reads times without an offset as UTC, as it always did)
+    copy = sms("", device="laptop", ts="2025-03-04T12:10:00+00:00")
+    assert statuses(store, [sms("sms-2", to="Tom"), copy]) == ["accepted", "duplicate"]
     store.close()

@@ -92,8 +92,8 @@ def test_export_round_trips_every_field(open_memory, tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_text(out.getvalue(), encoding="utf-8")
     back = {(o.user, o.source, o.external_id): o for o in read_observations(path)}  # type: ignore[union-attr]
-    for o in logs[0]:
+    for o in map(mem.engine.clock.observation, logs[0]):  # as stored: instants
         b = back[(o.user, o.source, o.external_id)]
-        assert (b.text, b.device, b.meta, b.visibility, b.identity) == \
-            (o.text, o.device, o.meta, o.visibility, o.identity)
+        assert (b.text, b.device, b.meta, b.visibility, b.identity, b.ts) == \
+            (o.text, o.device, o.meta, o.visibility, o.identity, o.ts)
     assert list(itertools.islice(back, 1))

@@ -73,7 +73,7 @@ def test_hits_carry_full_provenance(open_memory) -> None:
     hit = mem.search("Thursday 4pm dentist", viewer="ana", k=1).hits[0]
     (p,) = hit.provenance
     assert (p.source, p.external_id, p.user, p.observation_id) == ("chat", "x1", "ana", ids[1])
-    assert p.ts == "2025-03-02T10:00:00"
+    assert p.ts == "2025-03-02T10:00:00+00:00"  # with the offset of the memory's zone
     event = mem.get_event(hit.event_id)
     assert event.provenance == hit.provenance
 
@@ -197,12 +197,18 @@ def test_closed_memory_refuses_work(open_memory) -> None:
         mem.search("x", viewer="ana")
 
 
-def test_a_directory_is_open_once_at_a_time(open_memory, tmp_path: Path) -> None:
+def test_a_directory_has_one_owner_at_a_time(open_memory, tmp_path: Path) -> None:
     first = open_memory(tmp_path / "m")
+    assert first.role == "owner"
     with pytest.raises(MemoryInUse):
-        open_memory(tmp_path / "m")
+        open_memory(tmp_path / "m", mode="owner")
+    second = open_memory(tmp_path / "m")
+    assert second.role == "reader"
+    second.close()
     first.close()
-    open_memory(tmp_path / "m").close()  # free again after close()
+    again = open_memory(tmp_path / "m", mode="owner")  # free again after close()
+    assert again.role == "owner"
+    again.close()
 
 
 def test_models_load_only_when_a_step_needs_them(tmp_path: Path, config, embedder) -> None:

@@ -19,7 +19,7 @@ from ..prompts import answer as prompt
 from ..records import FusedMemory, Hit, Provenance
 from ..retrieve.agentic import EVIDENCE_ITEMS, clip, evidence_line, without_head
 from ..text.timerange import TimeRange, find_time_range
-from ..timeutil import to_epoch
+from ..timeutil import in_zone_of, to_epoch
 from .extractive import (
     DONT_KNOW,
     Embed,
@@ -137,7 +137,7 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         return Draft(DONT_KNOW, False, (), Usage(), None)
     found = find_time_range(question, now) if now is not None else None
     asked, question = question, _without_time(question, found)
-    around = _asked_time(found)
+    around = _asked_time(found, now)
     hits = for_answer(question, hits, around)
     if llm is not None:
         evidence = evidence_for(hits, fused, llm, evidence_tokens)
@@ -204,12 +204,13 @@ AROUND_DAYS = 7
 of it; "in January" points at none."""
 
 
-def _asked_time(found: TimeRange | None) -> float | None:
+def _asked_time(found: TimeRange | None, now: datetime | None) -> float | None:
     """The middle of the days a question names (``found``; epoch seconds), when they span
     at most :data:`AROUND_DAYS`; else None."""
-    if found is None or (found.end - found.start).total_seconds() > AROUND_DAYS * DAY:
+    if found is None or now is None or \
+            (found.end - found.start).total_seconds() > AROUND_DAYS * DAY:
         return None
-    return (to_epoch(found.start) + to_epoch(found.end)) / 2.0
+    return (to_epoch(in_zone_of(found.start, now)) + to_epoch(in_zone_of(found.end, now))) / 2.0
 
 
 def _cited(event_id: int | None) -> tuple[int, ...]:

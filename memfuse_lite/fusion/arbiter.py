@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from ..errors import LLMError
 from ..llm.base import LLM
@@ -15,7 +14,7 @@ log = logging.getLogger("memfuse_lite.fusion")
 
 
 def _meta(e: EventView) -> str:
-    when = datetime.fromtimestamp(e.when, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    when = e.local(e.when).strftime("%Y-%m-%d %H:%M")
     return f"{e.source}, {e.user}, {when}"
 
 

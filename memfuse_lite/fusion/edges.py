@@ -8,7 +8,6 @@ Each is decided from the candidates fusion scored; nothing here reads the store.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from ..config import FusionConfig
 from ..records import Edge
@@ -116,9 +115,9 @@ def stated_cause(e: EventView, candidates: Sequence[EventView]) -> EventView | N
     own = event_terms(e.text)
     said = set(entities_of(e.text)) | e.names
     # a cause the clause places on a past day ("the rain yesterday") happened then
-    span = resolve_time(clause, datetime.fromtimestamp(e.ts, tz=UTC))
+    span = resolve_time(clause, e.local(e.ts))
     day = (to_epoch(span[0]), to_epoch(span[1]) + 1.0) if span else None
-    if day is not None and day[1] > e.ts - e.ts % DAY:
+    if day is not None and day[1] > e.ts - (e.ts + e.offset) % DAY:
         day = None  # today or later: no restriction
     best: tuple[tuple[bool, float, int], EventView] | None = None
     for c in candidates:
@@ -157,6 +156,6 @@ def conflict_of(a: EventView, b: EventView) -> str | None:
     if scheduled(a) and scheduled(b) and not overlaps(a, b):
         assert a.start is not None and b.start is not None
         fmt = "%a %H:%M"
-        return (f"time: {datetime.fromtimestamp(a.start, tz=UTC).strftime(fmt)} vs "
-                f"{datetime.fromtimestamp(b.start, tz=UTC).strftime(fmt)}")
+        return (f"time: {a.local(a.start).strftime(fmt)} vs "
+                f"{b.local(b.start).strftime(fmt)}")
     return None

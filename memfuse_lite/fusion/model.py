@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import apsw
 import numpy as np
 
 from ..event import EventRecord
 from ..text.features import has_cancel, has_reschedule, name_tokens
-from ..timeutil import epoch_of
+from ..timeutil import epoch_of, offset_of
 
 DAY = 86_400.0
 
@@ -39,11 +40,22 @@ class EventView:
     """Its actors and entities: who and what it is about (compared with every candidate)."""
     thread: str | None = None
     """The conversation it is a message of (:func:`memfuse_lite.sources.thread_of`)."""
+    offset: float = 0.0
+    """Seconds east of UTC of the clock it was recorded by: its days are that clock's days
+    (:meth:`day`; "tomorrow" in a message is its writer's tomorrow)."""
 
     @property
     def when(self) -> float:
         """The best single time for ordering: event start, else observation time."""
         return self.start if self.start is not None else self.ts
+
+    def day(self, epoch: float) -> date:
+        """The calendar day of ``epoch`` on the clock this event was recorded by."""
+        return datetime.fromtimestamp(epoch + self.offset, tz=UTC).date()
+
+    def local(self, epoch: float) -> datetime:
+        """``epoch`` as a time on the clock this event was recorded by."""
+        return datetime.fromtimestamp(epoch, tz=timezone(timedelta(seconds=self.offset)))
 
 
 def _epoch(value: str | None) -> float | None:
@@ -53,7 +65,7 @@ def _epoch(value: str | None) -> float | None:
 def view_from_row(row: Sequence[object]) -> EventView:
     """Build from ``SELECT`` :data:`VIEW_COLUMNS`."""
     (eid, user, source, text, ts_epoch, start, end, actors, place, entities, audience,
-     blob, thread) = row
+     blob, thread, ts) = row
     named: list[str] = json.loads(str(actors))
     actor_set = frozenset(a.lower() for a in named)
     entity_set = frozenset(json.loads(str(entities)))
@@ -75,6 +87,7 @@ def view_from_row(row: Sequence[object]) -> EventView:
         names=name_tokens(str(text), frozenset(named)),
         people=actor_set | entity_set,
         thread=None if thread is None else str(thread),
+        offset=offset_of(str(ts)),
     )
 
 
@@ -100,11 +113,12 @@ def view_of(record: EventRecord) -> EventView:
         names=name_tokens(record.text, frozenset(record.actors)),
         people=actor_set | entity_set,
         thread=record.thread,
+        offset=offset_of(record.ts),
     )
 
 
 VIEW_COLUMNS = ("id, user, source, text, ts_epoch, event_start, event_end, actors, place, "
-                "entities, audience, embedding, thread")
+                "entities, audience, embedding, thread, ts")
 
 
 def load_views(db: apsw.Connection, ids: Sequence[int]) -> dict[int, EventView]:

@@ -12,7 +12,6 @@ generated household's ground truth by ``python3 -m bench edges``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from functools import lru_cache
 
 from ..sources import profile_of
@@ -23,11 +22,6 @@ from .model import DAY, EventView
 def scheduled(e: EventView) -> bool:
     """Whether the event time is a reported schedule (not the moment of recording)."""
     return e.start is not None and not profile_of(e.source).records_moment
-
-
-def day_of(epoch: float) -> object:
-    """The UTC calendar day of an epoch time."""
-    return datetime.fromtimestamp(epoch, tz=UTC).date()
 
 
 def overlap(x: frozenset[str], y: frozenset[str]) -> float:
@@ -99,7 +93,7 @@ def replaced_plans(e: EventView, candidates: Sequence[EventView], horizon: float
             return []  # news about this plan at its own time, not a new time for it
         if e.start is None and c.start > e.ts + DAY:
             continue  # a change that names no time is about what is imminent
-        if e.start is not None and e.cancel and not swaps and day_of(c.start) != day_of(e.start):
+        if e.start is not None and e.cancel and not swaps and c.day(c.start) != e.day(e.start):
             continue  # a cancellation of another day's plan
         announced = max((n for m in news if overlaps(m, c)
                          and (n := len(about(m) & about(c))) >= 2), default=0)

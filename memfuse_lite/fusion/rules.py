@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..config import FusionConfig
 from .model import DAY, EventView
-from .plans import changes, day_of, overlap, scheduled
+from .plans import changes, overlap, scheduled
 
 
 def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
@@ -27,7 +27,7 @@ def time_factor(a: EventView, b: EventView, cfg: FusionConfig) -> float:
         gap = max(b0 - a1, a0 - b1, 0.0)
         if gap == 0.0:
             return 1.0
-        if day_of(a0) == day_of(b0):
+        if a.day(a0) == b.day(b0):
             return 0.8 if (a.reschedule or b.reschedule or a.cancel or b.cancel) else 0.6
         if gap <= DAY * 1.5 and (a.reschedule or b.reschedule or a.cancel or b.cancel):
             return 0.8

@@ -14,7 +14,7 @@ from ..store import fused as fused_sql
 from ..store.sqlite import Store
 from .agent import Arbiter, FusionAgent, FusionChange
 from .graph import FusionGraph
-from .summary import refresh_summary
+from .summary import document_of, refresh_summary
 
 FUSED_DOCS_DIRTY = "sparse_fused_dirty"
 """Meta flag: fused documents in the text index may be stale (set while a forget runs)."""
@@ -72,16 +72,22 @@ def fused_documents(db: apsw.Connection, ids: Sequence[int]) -> list[tuple[int, 
     return [(fid, *refresh_summary(db, fid)) for fid in ids]
 
 
-def reindex_documents(store: Store, text: TextIndex) -> None:
+def reindex_documents(store: Store, text: TextIndex, *, write: bool = True) -> None:
     """Rewrite every fused memory's document in the text index (after the index was
-    rebuilt or a forget was interrupted: the documents are derived from SQLite too)."""
+    rebuilt or a forget was interrupted: the documents are derived from SQLite too).
+    ``write=False`` (a reader beside the owner) reads the members without refreshing the
+    stored summaries, which are the owner's to write."""
     with store.reading() as db:
         ids = fused_sql.fused_ids(db)
+        if not write:
+            docs = [(fid, *document_of(fused_sql.member_rows(db, fid))) for fid in ids]
     stale = sorted(text.fused_ids() - set(ids))
     if stale:
         text.remove_fused(stale)
-    with store.atomic() as db:
-        docs = fused_documents(db, ids)
+    if write:
+        with store.atomic() as db:
+            docs = fused_documents(db, ids)
     for start in range(0, len(docs), 1000):
         text.upsert_fused(docs[start : start + 1000])
-    store.meta_delete(FUSED_DOCS_DIRTY)
+    if write:
+        store.meta_delete(FUSED_DOCS_DIRTY)

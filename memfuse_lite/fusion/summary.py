@@ -61,5 +61,13 @@ def refresh_summary(db: apsw.Connection, fused_id: int) -> tuple[str, float]:
     summary, _, _ = template_summary(visible)
     _, start, end = template_summary(rows)
     fused_sql.set_summary(db, fused_id, summary, start, end)
+    return document_of(rows)
+
+
+def document_of(rows: Sequence[MemberRow]) -> tuple[str, float]:
+    """What the sparse index holds for a fused memory of these members: the household-
+    visible members' text (none for a single one) and its start (epoch seconds)."""
+    visible = household_rows(rows)
+    _, start, _ = template_summary(rows)
     text = "\n".join(r[3] for r in visible) if len(visible) > 1 else ""
     return text, epoch_of(start) if start else 0.0

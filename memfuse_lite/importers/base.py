@@ -18,6 +18,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from ..clock import machine_zone, zone_of
 from ..errors import InvalidObservation, MemFuseError
 from ..records import Observation, Rejected, Visibility
 
@@ -34,7 +35,8 @@ class ImportContext:
     device: str = ""
     visibility: Visibility = "household"
     tz: tzinfo | None = None
-    """The time zone of times an export gives without one (None: this machine's)."""
+    """The time zone of times an export gives without one (None: this machine's; ``memfuse
+    import`` passes the memory's home zone, or ``--tz``)."""
     directory: Mapping[str, str] = field(default_factory=dict)
     """Normalised phone numbers and e-mail addresses → contact names (see ``contacts``)."""
     since: datetime | None = None
@@ -65,7 +67,7 @@ def with_zone(dt: datetime, tz: tzinfo | None) -> datetime:
     """``dt`` unchanged if it has a zone, else read in ``tz`` (None: this machine's)."""
     if dt.tzinfo is not None:
         return dt
-    return dt.replace(tzinfo=tz if tz is not None else datetime.now().astimezone().tzinfo)
+    return dt.replace(tzinfo=tz if tz is not None else zone_of(machine_zone()))
 
 
 Item = Observation | Rejected

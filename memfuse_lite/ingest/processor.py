@@ -101,8 +101,10 @@ class BatchProcessor:
         fuse_seconds = 0.0
         with engine.lock:
             # forget() may have deleted some of these observations while they were being
-            # embedded; it holds the same lock, so checking here is race-free.
-            alive = store.existing_observations([i.id for i in batch.items])
+            # embedded, and an id queued twice (by this process and by the inbox watch)
+            # may have been committed by the batch before: both hold this lock, so only
+            # what is still in the inbox here is this batch's to commit.
+            alive = store.in_inbox([i.id for i in batch.items])
             records = [r for r in batch.records if alive.issuperset(r.observation_ids)]
             dead = {oid: why for oid, why in batch.dead.items() if oid in alive}
             change = None

@@ -44,6 +44,10 @@ class LLMPool:
                 out[op] = usage if prev is None else prev + usage
         return out
 
+    def models(self) -> dict[str, LLM]:
+        """The models loaded (or given) so far, by name."""
+        return dict(self._models)
+
     def close(self) -> None:
         """Release every loaded model."""
         for llm in self._models.values():

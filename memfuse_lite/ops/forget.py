@@ -21,8 +21,8 @@ from ..fusion.runtime import (
     mark_documents_stale,
 )
 from ..records import ForgetResult
-from ..store.forget import delete_observations, select_observations
 from ..retrieve.search import check_now
+from ..store.forget import delete_observations, select_observations
 from ..timeutil import to_epoch
 
 log = logging.getLogger("memfuse_lite")

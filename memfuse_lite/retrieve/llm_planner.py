@@ -16,7 +16,7 @@ from datetime import datetime, time
 from ..errors import LLMError
 from ..llm.base import LLM
 from ..prompts import plan as prompt
-from ..timeutil import parse_ts, to_epoch
+from ..timeutil import in_zone_of, parse_ts, to_epoch
 from .planner import Constraint, Plan
 
 log = logging.getLogger("memfuse_lite.retrieve")
@@ -63,13 +63,13 @@ def refine_plan(plan: Plan, llm: LLM, now: datetime | None, max_rewrites: int = 
     extra: list[Constraint] = []
     if "time" not in kinds and now is not None:
         try:
-            start = parse_ts(value.get("start") or "")
-            end = parse_ts(value.get("end") or value.get("start") or "")
+            start = in_zone_of(parse_ts(value.get("start") or ""), now)
+            end = in_zone_of(parse_ts(value.get("end") or value.get("start") or ""), now)
             if start <= end and start <= now:
-                extra.append(Constraint(
-                    "time", (to_epoch(datetime.combine(start.date(), time(0))),
-                             to_epoch(datetime.combine(end.date(), time(23, 59, 59)))),
-                    LLM_CONFIDENCE, "llm"))
+                first = in_zone_of(datetime.combine(start.date(), time(0)), now)
+                last = in_zone_of(datetime.combine(end.date(), time(23, 59, 59)), now)
+                extra.append(Constraint("time", (to_epoch(first), to_epoch(last)),
+                                        LLM_CONFIDENCE, "llm"))
         except ValueError:
             pass
     source = value.get("source")

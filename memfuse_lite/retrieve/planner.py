@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..text.features import entities_of
 from ..text.timerange import find_time_range
-from ..timeutil import to_epoch
+from ..timeutil import in_zone_of, to_epoch
 
 # A source filters when the question names it as where the answer is recorded ("in my
 # calendar", "the text", 短信里); a bare mention ("a chat with", 打电话, 拍照) only boosts.
@@ -87,8 +87,8 @@ def plan_query(question: str, now: datetime | None, *, users: Sequence[str] = ()
     if now is not None:
         rng = find_time_range(question, now)
         if rng is not None:
-            constraints.append(Constraint("time", (to_epoch(rng.start), to_epoch(rng.end)),
-                                          rng.confidence, rng.phrase))
+            span = (to_epoch(in_zone_of(rng.start, now)), to_epoch(in_zone_of(rng.end, now)))
+            constraints.append(Constraint("time", span, rng.confidence, rng.phrase))
             phrases.extend(rng.phrases)
     lowered = question.lower()
     for pattern, source, conf in SOURCE_WORDS:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC
 
 import apsw
 
 from ..records import Observation
 from ..sources import thread_of
+from ..timeutil import parse_ts
 
 
 def _threads(db: apsw.Connection) -> None:
@@ -56,7 +58,10 @@ def _identities(db: apsw.Connection) -> None:
                       " visibility, ingested_at FROM observations ORDER BY id").fetchall()
     for oid, source, ext, user, device, ts, epoch, text, meta, vis, at in rows:
         visibility = json.loads(str(vis))
-        obs = Observation(source=str(source), user=str(user), ts=str(ts), text=str(text),
+        when = parse_ts(str(ts))
+        # a memory of this age reads times without an offset as UTC (clock.LEGACY_ZONE)
+        obs = Observation(source=str(source), user=str(user), text=str(text),
+                          ts=when if when.tzinfo else when.replace(tzinfo=UTC),
                           external_id=str(ext), device=str(device), meta=json.loads(str(meta)),
                           visibility=visibility)
         db.execute("INSERT INTO observations_new VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -78,13 +78,19 @@ def _visibility_load(text: str) -> Visibility:
 class Store:
     """The SQLite source of truth for observations, events, fused memories and edges."""
 
-    def __init__(self, path: Path, *, durability: str = "normal") -> None:
+    def __init__(self, path: Path, *, durability: str = "normal", migrate: bool = True) -> None:
+        """Open (or create) the database; ``migrate=False`` (a reader beside the memory's
+        owner) refuses a schema older than this library's instead of changing it."""
         self.path = Path(path)
         self._lock = threading.RLock()
         self._read_lock = threading.Lock()
         try:
             self._conn = self._connect(durability)
-            self._migrate()
+            if migrate:
+                self._migrate()
+            elif self._pending_migrations():
+                raise StoreError(f"{self.path} is owned by a process of an older memfuse_lite "
+                                 "(its schema is older): stop it, then open the memory here")
             self._reader = self._connect(durability)
             self._lookup = self._connect(durability)
             self._lookup_lock = threading.Lock()
@@ -105,6 +111,20 @@ class Store:
         # Deleted content is overwritten, so forgotten records do not linger in free pages.
         conn.execute("PRAGMA secure_delete=ON")
         return conn
+
+    def _pending_migrations(self) -> bool:
+        exists = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name ="
+                                    " 'schema_migrations'").fetchone()
+        done = {r[0] for r in self._conn.execute("SELECT version FROM schema_migrations")
+                } if exists else set()
+        return any(version not in done for version, _, _ in MIGRATIONS)
+
+    def data_version(self) -> int:
+        """A number that changes whenever another connection, in this process or another,
+        commits to the database (SQLite's ``data_version`` of the reader connection)."""
+        with self.reading() as db:
+            row = db.execute("PRAGMA data_version").fetchone()
+        return int(row[0]) if row else 0
 
     def _migrate(self) -> None:
         """Apply the pending migrations in one transaction, with foreign keys off while
@@ -265,13 +285,13 @@ class Store:
                              " AND external_id = ?", (user, source, external_id)).fetchone()
         return None if row is None else int(row[0])
 
-    def existing_observations(self, ids: Sequence[int]) -> set[int]:
-        """Which of these observation ids are still stored."""
+    def in_inbox(self, ids: Sequence[int]) -> set[int]:
+        """Which of these observation ids still wait in the inbox."""
         out: set[int] = set()
         with self.reading() as db:
             for chunk in chunks(ids, 500):
                 out.update(int(r[0]) for r in db.execute(
-                    f"SELECT id FROM observations WHERE id IN ({marks(chunk)})",
+                    f"SELECT observation_id FROM inbox WHERE observation_id IN ({marks(chunk)})",
                     tuple(chunk)))
         return out
 
