@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "citations": ("bench.citations",
                   "multiple-choice citations: the cited record against search's first, an "
                   "LLM's pick and the gold held in the first n"),
+    "forget": ("bench.forget_cost", "forget latency for one record and a whole source, erasing "
+               "the index files or not"),
     "identity": ("bench.identity", "records the old duplicate key dropped, per dataset"),
     "reliability": ("bench.reliability", "crashes, corruption, fuzzing, isolation, forgetting"),
     "report": ("bench.report", "render bench/RESULTS.md and plots from bench/results/"),

@@ -102,6 +102,11 @@ class IndexConfig:
     commits what is pending first, so it never misses an ingested event. A commit per
     batch of 64 took a quarter of the text index's time at 20k events."""
     compact_deleted_ratio: float = 0.1
+    erase_on_forget: bool = True
+    """``forget`` writes again what held the forgotten records in the index files (the text
+    index's segments that held them, the dense index's vectors), so nothing of them can be
+    read from the directory when it returns. False: they are only hidden from searches
+    until the segments merge or the dense index is compacted (a faster forget)."""
     dense_backend: str = "hnsw"
     """A name in ``memfuse_lite.index.DENSE_BACKENDS`` (register more there)."""
     text_backend: str = "tantivy"

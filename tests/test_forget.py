@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -235,3 +236,55 @@ def test_a_crash_between_sqlite_and_the_indexes_is_repaired_on_open(tmp_path: Pa
     assert_consistent(again)  # the indexes dropped what SQLite no longer has
     assert_nothing_of(again, {"chat"}, SECRET)
     again.close()
+
+
+def test_after_forget_nothing_of_a_record_can_be_read_from_the_directory(
+        tmp_path: Path) -> None:
+    """Every file's raw bytes, the text index's term statistics and the dense index's
+    vectors (deleted ones included), after forget and close; the index is large enough
+    that nothing is compacted away."""
+    import hnswlib
+    import numpy as np
+    import tantivy
+
+    from memfuse_lite.index.sparse import index_terms
+
+    path = tmp_path / "m"
+    secret = f"the {SECRET} quokkafinch code is 4471"
+    others = [Observation(source="note", user="ana", ts=f"2025-03-{1 + i % 28:02d}T10:00",
+                          text=f"errand {i}: groceries and the {'pharmacy' if i % 2 else 'post'}",
+                          external_id=f"o{i}") for i in range(60)]
+    mem = _build(path, _config(tmp_path, ratio=0.9), [
+        *others[:30], Observation(source="note", user="ana", ts="2025-03-04T10:05",
+                                  text=secret, external_id="secret"), *others[30:]])
+    term = index_terms(SECRET)[0]
+    assert len(mem.engine.text) > 0  # commits what the writer holds
+    searcher = mem.engine.text.index.searcher()  # type: ignore[attr-defined]
+    assert searcher.doc_freq("text", term) == 1
+    oid = mem.engine.store.observation_id("ana", "note", "secret")
+    assert oid is not None
+    events = mem.stats()["events"]
+    assert mem.forget(observation=oid).events == 1
+    mem.close()
+
+    for file in path.rglob("*"):
+        if file.is_file():
+            raw = file.read_bytes()
+            assert SECRET.encode() not in raw and b"quokkafinch" not in raw, file
+    index = tantivy.Index.open(str(path / "sparse"))
+    assert index.searcher().doc_freq("text", term) == 0
+    assert index.searcher().doc_freq("text", index_terms("pharmacy")[0]) == 30
+    dense = hnswlib.Index(space="cosine", dim=FakeEmbedder().info.dims)
+    dense.load_index(str(path / "dense.hnsw"))
+    labels = dense.get_ids_list()
+    for label in labels:  # read the deleted points' vectors too
+        with contextlib.suppress(RuntimeError):  # not deleted
+            dense.unmark_deleted(label)
+    vectors = np.asarray(dense.get_items(labels), dtype=np.float32)
+    wanted = FakeEmbedder().embed([secret], "passage")[0]
+    wanted = wanted / np.linalg.norm(wanted)
+    assert float((vectors @ wanted).max()) < 0.9, "the forgotten vector is still in the file"
+    with MemFuse(path, embedder=FakeEmbedder(), config=_config(tmp_path)) as again:
+        assert again.stats()["events"] == events - 1
+        assert not again.search(SECRET, viewer="ana", pipeline="bm25").hits
+        assert len(again.search("pharmacy", viewer="ana", pipeline="bm25", k=50).hits) == 30

@@ -177,6 +177,7 @@ def test_a_reader_survives_the_owner_being_killed(tmp_path: Path, model_dir: Pat
         deadline = time.monotonic() + 120
         while json.loads(cli("stats", "--db", str(db), "--json", *common).stdout
                          )["role"] != "reader":
+            assert owner.poll() is None, owner.communicate()[1]
             assert time.monotonic() < deadline, "the server never took the memory"
             time.sleep(0.2)
         reader = subprocess.Popen([sys.executable, "-m", "memfuse_lite.cli", "search", "--db",

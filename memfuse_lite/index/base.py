@@ -76,7 +76,12 @@ class DerivedIndex(ABC):
 
     @abstractmethod
     def remove(self, ids: Sequence[int]) -> None:
-        """Forget events by id."""
+        """Forget events by id (they are no longer found; :meth:`erase` makes their
+        content unreadable from the index's files too)."""
+
+    def erase(self) -> None:  # noqa: B027 - a hook: a backend may erase on removal
+        """Overwrite or drop what removed events left in the index's files (a backend
+        whose removal already does so needs nothing here)."""
 
     @abstractmethod
     def labels(self) -> set[int]:
@@ -183,6 +188,13 @@ class TextIndex(DerivedIndex):
     @abstractmethod
     def fused_ids(self) -> set[int]:
         """Fused memories that have a document."""
+
+    def segment_mates(self, events: Sequence[int], fused: Sequence[int]
+                      ) -> tuple[set[int], set[int]]:
+        """The events and fused memories that must be written again, beside removing
+        these, for :meth:`erase` to leave nothing of these in the files (a backend whose
+        removal erases: these alone)."""
+        return set(events), set(fused)
 
     def search_events(self, text: str, viewer: str, k: int,
                       where: IndexFilter | None = None) -> list[tuple[int, float]]:

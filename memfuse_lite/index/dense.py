@@ -343,6 +343,25 @@ class HnswIndex(DenseIndex):
             self._changed()
             self._dirty = True
 
+    def erase(self) -> None:
+        """Overwrite the vectors of removed points with noise, then mark them removed
+        again (hnswlib's mark_deleted keeps a vector in the graph and in the saved file),
+        and forget their texts' keys: nothing of a removed text stays in the index or its
+        files. A point erased before has no key left and is not written again."""
+        with self._lock:
+            keyed = {point: key for key, point in self._by_text.items()}
+            todo = sorted(p for p in self._dead_points if p in keyed)
+            if not todo:
+                return
+            noise = np.random.default_rng(len(todo)).standard_normal(
+                (len(todo), self.dims)).astype(np.float32)
+            self.index.add_items(noise, np.asarray(todo, dtype=np.int64), num_threads=1)
+            for point in todo:
+                self.index.mark_deleted(point)
+                del self._by_text[keyed[point]]
+            self._changed()
+            self._dirty = True
+
     def compact_if_worthwhile(self, rows: Callable[[], Iterable[Sequence[EventRecord]]]) -> bool:
         """Rebuild without removed points (mark_deleted keeps them in the file) once they
         reach ``compact_deleted_ratio`` of the index; ``rows`` yields every live event."""

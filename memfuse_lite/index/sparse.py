@@ -218,6 +218,38 @@ class TantivyIndex(TextIndex):
                 self.writer.delete_documents_by_term("key", _key(kind, int(i)))
             self._commit(now=commit)
 
+    def segment_mates(self, events: Sequence[int], fused: Sequence[int]
+                      ) -> tuple[set[int], set[int]]:
+        """The events and fused memories whose documents share a segment with a document
+        of these (themselves included). A deleted document stays in its segment — its
+        words in the term dictionary, its count in their statistics — until the segment
+        is written again; a segment whose documents are all deleted is dropped at the next
+        commit, so :meth:`erase` writes these again and drops the old segments whole."""
+        keys = [_key(EVENT, int(i)) for i in events] + [_key(FUSED, int(i)) for i in fused]
+        if not keys:
+            return set(), set()
+        with self._lock:
+            searcher = self._searcher()
+            segments: set[int] = set()
+            for start in range(0, len(keys), 512):
+                chunk = keys[start : start + 512]
+                query = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "key", k))
+                     for k in chunk])
+                segments.update(a.segment_ord for _, a in searcher.search(query, len(chunk)).hits)
+            if not segments or searcher.num_docs == 0:
+                return set(), set()
+            everything = searcher.search(tantivy.Query.all_query(), searcher.num_docs)
+            found = _hits(searcher, [a for _, a in everything.hits if a.segment_ord in segments])
+        return ({i for kind, i in found if kind == EVENT},
+                {i for kind, i in found if kind == FUSED})
+
+    def erase(self) -> None:
+        """Commit, and delete the files of segments no document lives in any more."""
+        with self._lock:
+            self._commit()
+            self.writer.garbage_collect_files()
+
     def _commit(self, now: bool = True) -> None:
         """Commit what the writer holds and show it to searches (``now=False``: later)."""
         if not now:

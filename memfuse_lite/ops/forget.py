@@ -24,6 +24,7 @@ from ..records import ForgetResult
 from ..retrieve.search import check_now
 from ..store.forget import delete_observations, select_observations
 from ..timeutil import to_epoch
+from .indexes import rewrite_segments
 
 log = logging.getLogger("memfuse_lite")
 
@@ -50,15 +51,22 @@ def forget(engine: Engine, *, observation: int | Sequence[int] | None = None,
                                   fused_docs=fused_documents(db, gone.fused_changed))
             if gone.fused_removed or gone.fused_changed:
                 mark_documents_stale(db)
+        erase = engine.config.index.erase_on_forget
         engine.dense.remove(gone.events)
-        engine.text.remove(gone.events)
+        if erase:  # the touched fused memories' documents are written from SQLite too
+            rewrite_segments(store, engine.text, gone.events,
+                             set(gone.fused_removed) | set(gone.fused_changed))
+        else:
+            engine.text.remove(gone.events)
         if engine.fusion is not None:
-            engine.fusion.apply(change, engine.text)
+            engine.fusion.apply(change, None if erase else engine.text)
             with store.reading() as db:
                 engine.fusion.agent.load_zone(db)
-        else:
+        elif not erase:
             apply_documents(change, engine.text)
         compacted = engine.dense.compact_if_worthwhile(store.index_rows)
+        if erase and not compacted:
+            engine.dense.erase()
         for index in engine.indexes:
             index.persist()
         store.meta_delete(FUSED_DOCS_DIRTY)

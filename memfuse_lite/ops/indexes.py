@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Sequence
 
+from ..fusion.summary import document_of
+from ..index.base import TextIndex
 from ..index.factory import Indexes
+from ..store import fused as fused_sql
 from ..store.sqlite import Store
 
 log = logging.getLogger("memfuse_lite")
@@ -37,8 +41,11 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
         if behind or index.event_count() != stored:
             live = store.event_ids() if live is None else live
             stale = index.labels() - live
-        if stale:
+        if stale and index is indexes.text:
+            rewrite_segments(store, indexes.text, sorted(stale), ())
+        elif stale:
             index.remove(sorted(stale))
+            index.erase()
         if behind and index is indexes.text:
             text_refilled = True
         if behind or stale:
@@ -57,3 +64,23 @@ def rebuild(store: Store, indexes: Indexes) -> bool:
     for index in indexes:
         index.reset()
     return catch_up(store, indexes)
+
+
+def rewrite_segments(store: Store, text: TextIndex, events: Sequence[int],
+                     fused: Collection[int]) -> None:
+    """Remove these events' documents, and write the fused memories' documents again
+    from SQLite (a memory the store no longer has loses its document), so that nothing
+    of what was removed stays in the text index's files: the other documents sharing
+    their segments are written again too and the old segments dropped whole
+    (:meth:`~memfuse_lite.index.base.TextIndex.segment_mates`)."""
+    gone = set(events)
+    mates, fused_mates = text.segment_mates(sorted(gone), sorted(fused))
+    text.remove(sorted(mates | gone))
+    text.remove_fused(sorted(fused_mates | set(fused)))
+    text.add(store.index_rows_of(sorted(mates - gone)))
+    with store.reading() as db:
+        alive = set(fused_sql.fused_ids(db))
+        docs = [(fid, *document_of(fused_sql.member_rows(db, fid)))
+                for fid in sorted((fused_mates | set(fused)) & alive)]
+    text.upsert_fused(docs)
+    text.erase()
