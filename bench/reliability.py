@@ -12,7 +12,11 @@
 - isolation: every question of the committed generated household as every user through
   every pipeline, ``show`` and ``ask`` (bench/isolation.py);
 - forget: forget by source, user, time and id on that household, then check that no
-  search, expansion, fused summary or ``show`` returns anything derived from it.
+  search, expansion, fused summary or ``show`` returns anything derived from it, and,
+  after close, that no file holds a forgotten text, the text index counts none of their
+  words and the dense index's file holds none of their vectors;
+- multiprocess: an ingesting owner killed part-way while a second ingest hands its
+  records over and searches read beside them (bench/multiprocess.py).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from .crash import run_crashes
 from .fuzz import fuzz
 from .generate import SMALL, load
 from .isolation import PIPELINES, RECORDER_CONFIG, check, recorder_llms
+from .multiprocess import run_multiprocess
 
 DAMAGE = [("dense.hnsw", "truncate"), ("dense.hnsw", "garbage"), ("dense.hnsw", "delete"),
           ("dense.json", "delete"), ("sparse", "truncate"), ("sparse", "garbage"),
@@ -143,6 +148,8 @@ def forgetting(mem: MemFuse, questions: list[dict[str, Any]], users: list[str]
     """Forget four ways; afterwards nothing derived from the forgotten records shows."""
     with mem.engine.store.reading() as db:
         first = int(db.execute("SELECT min(id) FROM observations").fetchone()[0])
+        before = {int(i): (str(t), np.frombuffer(v, np.float32).copy()) for i, t, v in
+                  db.execute("SELECT id, text, embedding FROM events")}
     results = {
         "source=payment": mem.forget(source="payment"),
         f"user={users[-1]}": mem.forget(user=users[-1]),
@@ -173,8 +180,52 @@ def forgetting(mem: MemFuse, questions: list[dict[str, Any]], users: list[str]
                     except NotFound:
                         pass
     index_ok = mem.engine.dense.labels() == events == mem.engine.text.labels()
+    live = {before[i][0] for i in events}
+    gone = {text: vector for i, (text, vector) in before.items()
+            if i not in events and text not in live}
     return {"forgets": {k: asdict(v) for k, v in results.items()}, "checks": checks,
-            "violations": violations, "indexes_match_sqlite": index_ok}
+            "violations": violations, "indexes_match_sqlite": index_ok,
+            "_gone": gone, "_live": live}
+
+
+def forgotten_on_disk(path: Path, gone: dict[str, np.ndarray], live: set[str]
+                      ) -> dict[str, int]:
+    """After forget and close: forgotten texts found in any file's bytes, their words
+    (held by no live record) still counted by the text index, and their vectors still in
+    the dense index's file (deleted points included)."""
+    import hnswlib
+    import tantivy
+
+    from memfuse_lite.index.sparse import index_terms
+
+    needles = [t.encode("utf-8") for t in gone if len(t) >= 12]
+    traces = 0
+    for file in path.rglob("*"):
+        if file.is_file():
+            raw = file.read_bytes()
+            traces += sum(needle in raw for needle in needles)
+    live_terms = {term for text in live for term in index_terms(text)}
+    words = {term for text in gone for term in index_terms(text)} - live_terms
+    searcher = tantivy.Index.open(str(path / "sparse")).searcher()
+    terms_left = sum(searcher.doc_freq("text", w) > 0 for w in words)
+    dense = hnswlib.Index(space="cosine", dim=len(next(iter(gone.values()))) if gone else 384)
+    dense.load_index(str(path / "dense.hnsw"))
+    labels = dense.get_ids_list()
+    for label in labels:
+        try:
+            dense.unmark_deleted(label)
+        except RuntimeError:  # not deleted
+            continue
+    stored = np.asarray(dense.get_items(labels), dtype=np.float32)
+    stored /= np.maximum(np.linalg.norm(stored, axis=1, keepdims=True), 1e-12)
+    vectors_left = 0
+    for vector in gone.values():
+        unit = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        vectors_left += bool(len(stored)) and float((stored @ unit).max()) > 0.9999
+    return {"texts_checked": len(needles), "traces_in_files": traces,
+            "words_checked": len(words), "words_still_indexed": terms_left,
+            "vectors_checked": len(gone), "vectors_still_stored": vectors_left,
+            "files_scanned": sum(1 for f in path.rglob("*") if f.is_file())}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -183,8 +234,10 @@ def main(argv: list[str] | None = None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kills", type=int, default=100)
     ap.add_argument("--fuzz", type=int, default=3000, help="examples per fuzzed input kind")
+    ap.add_argument("--rounds", type=int, default=5, help="multiprocess rounds")
     ap.add_argument("--sections", nargs="+",
-                    default=["crash", "corruption", "fuzz", "isolation", "forget"])
+                    default=["crash", "corruption", "fuzz", "isolation", "forget",
+                             "multiprocess"])
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="memfuse-reliability-"))
     config = MemFuseConfig()
@@ -221,12 +274,24 @@ def main(argv: list[str] | None = None) -> None:
                                     "questions": len(questions), "users": users}
                 print(f"  {report.searches} searches, {report.asks} asks, {report.shows} "
                       f"shows: {report.leaks} leaks")
+            forgot = None
             if "forget" in args.sections:
                 print("forget")
-                out["forget"] = forgetting(mem, questions, users)
-                print(f"  {out['forget']['checks']} checks, "
-                      f"{out['forget']['violations']} violations")
+                forgot = forgetting(mem, questions, users)
+                print(f"  {forgot['checks']} checks, {forgot['violations']} violations")
             mem.close()
+            if forgot is not None:
+                gone, live = forgot.pop("_gone"), forgot.pop("_live")
+                forgot["on_disk"] = forgotten_on_disk(work / "h", gone, live)
+                out["forget"] = forgot
+                print(f"  on disk after close: {forgot['on_disk']}")
+        if "multiprocess" in args.sections:
+            print(f"multiprocess: {args.rounds} rounds")
+            rows = load(SMALL, "observations.jsonl")
+            report = run_multiprocess(work / "multi", rows, args.rounds,
+                                      ["--model-dir", str(config.model_dir), "--tz", "UTC"])
+            out["multiprocess"] = asdict(report)
+            print(f"  {report}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for section in args.sections:

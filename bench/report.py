@@ -543,6 +543,41 @@ def reliability_section(r: dict[str, Any]) -> list[str]:
                   f"fused memories "
                   f"checked: {g['violations']} derived from forgotten records; indexes match "
                   f"SQLite: {g['indexes_match_sqlite']}."]
+        if "on_disk" in g:
+            d = g["on_disk"]
+            lines += [f"  After close, in the {d['files_scanned']} files of the directory: "
+                      f"{d['traces_in_files']} of {d['texts_checked']} forgotten texts found in "
+                      f"any file's bytes; {d['words_still_indexed']} of {d['words_checked']} "
+                      f"of their words (held by no live record) still counted by the text "
+                      f"index; {d['vectors_still_stored']} of {d['vectors_checked']} of their "
+                      f"vectors in the dense index's file (deleted points read too)."]
+    if "multiprocess" in r:
+        m = r["multiprocess"]
+        lines += [f"- **Several processes** (`{_cmd(m)}`): {m['rounds']} rounds of an "
+                  f"ingesting owner ({m['takeovers']} SIGKILLed part-way), a second ingest "
+                  f"handing its records over through the inbox and {m['searches']} searches "
+                  f"beside them, over {m['observations']:,} observations: lost {m['lost']}, "
+                  f"duplicated {m['duplicated']}, failed commands {m['failed_commands']}, left "
+                  f"in the inbox {m['inbox_left']}."]
+    return lines + [""]
+
+
+def forget_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("Forget latency", r),
+             "Each row on its own copy of one generated household memory (hashing "
+             "vectors, 384-d). `erase on` (the default) writes the index files again so "
+             "nothing forgotten stays in them; `erase off` only hides the records from "
+             "searches (`IndexConfig(erase_on_forget=False)`, what forget did before). "
+             f"Goal: one record <= {r['goal_one_record_s']} s p50 at 100k.", "",
+             "| observations | erase | one record p50 (s) | one record, each (s) | whole "
+             "source | its observations | seconds | dense compacted |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['size']:,} | {'on' if row['erase'] else 'off'} | "
+                     f"{row['one_record_p50_s']} | "
+                     f"{', '.join(str(x) for x in row['one_record_s'])} | {row['source']} | "
+                     f"{row['source_observations']:,} | {row['source_s']} | "
+                     f"{row['source_compacted']} |")
     return lines + [""]
 
 
@@ -680,6 +715,8 @@ def main(argv: list[str] | None = None) -> None:
             lines += citations_section(r)
     if "identity" in results:
         lines += identity_section(results["identity"])
+    if "forget" in results:
+        lines += forget_section(results["forget"])
     if "reliability" in results:
         lines += reliability_section(results["reliability"])
     lines += ["## Plots", ""] + plots(results)

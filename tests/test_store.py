@@ -148,3 +148,26 @@ def test_messages_stored_before_conversations_were_kept_get_theirs(tmp_path: Pat
         threads = db.execute("SELECT source, thread FROM events ORDER BY id").fetchall()
     store.close()
     assert threads == [("sms", "contactName:lena"), ("note", None)]
+
+
+def test_a_write_after_another_connection_committed_waits_instead_of_failing(
+        tmp_path: Path) -> None:
+    """Two processes' connections (a reader handing records over, the owner committing a
+    batch): the one that read first must not fail when it writes after the other
+    committed; it takes the write lock as its transaction begins."""
+    import threading
+
+    first, second = Store(tmp_path / "db"), Store(tmp_path / "db")
+    done: list[object] = []
+    with second.atomic() as db:
+        db.execute("SELECT count(*) FROM observations").fetchone()  # a read snapshot
+        other = threading.Thread(target=lambda: done.append(
+            first.insert_observations([obs("from the other process", ext="o1")])))
+        other.start()
+        other.join(timeout=1.0)  # it waits for this transaction (or, unfixed, commits now)
+        db.execute("INSERT INTO meta VALUES ('written', 'after the other began')")
+    other.join()
+    assert second.meta_get("written") and len(done) == 1
+    assert first.counts()["observations"] == 1
+    first.close()
+    second.close()

@@ -168,11 +168,26 @@ class Store:
 
     @contextmanager
     def atomic(self) -> Iterator[apsw.Connection]:
-        """A transaction; nested calls become savepoints. Rolls back on any exception."""
+        """A transaction; nested calls become savepoints. Rolls back on any exception.
+
+        The outermost one takes the write lock as it begins (``BEGIN IMMEDIATE``, waiting
+        up to the busy timeout while another process writes): a transaction that read
+        first and wrote later would fail at once when another process had committed
+        meanwhile (a reader handing records to the owner, the owner committing a batch)."""
         with self._lock:
             try:
-                with self._conn:
-                    yield self._conn
+                if self._conn.in_transaction:
+                    with self._conn:
+                        yield self._conn
+                    return
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    with self._conn:
+                        yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
             except apsw.Error as exc:
                 raise StoreError(f"store write failed: {exc}") from exc
 
