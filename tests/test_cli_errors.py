@@ -116,3 +116,19 @@ def test_the_api_raises_memfuse_errors_for_wrong_types(db: Path) -> None:
         MemFuseConfig(ingest=IngestConfig(batch_size=0))
     with pytest.raises(ValueError):  # still a ValueError for callers that caught one
         MemFuseConfig(durability="sometimes")  # type: ignore[arg-type]
+
+
+COMMANDS = [["ingest", "X.jsonl"], ["import", "ics", "X.ics", "--user", "ana"],
+            ["search", "--viewer", "ana", "q"], ["ask", "--viewer", "ana", "q"], ["show", "1"],
+            ["stats"], ["forget", "--source", "sms"], ["export"], ["merge", "X.jsonl"],
+            ["reembed"]]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=[a[0] for a in COMMANDS])
+def test_every_command_refuses_an_unknown_zone_in_one_line(
+        db: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [a.replace("X", str(db.parent / "input")) for a in argv]
+    assert main([argv[0], "--db", str(db), "--tz", "Mars/Olympus", *argv[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memfuse: error: ") and err.count("\n") == 1, err
+    assert "Mars/Olympus" in err

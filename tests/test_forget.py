@@ -288,3 +288,28 @@ def test_after_forget_nothing_of_a_record_can_be_read_from_the_directory(
         assert again.stats()["events"] == events - 1
         assert not again.search(SECRET, viewer="ana", pipeline="bm25").hits
         assert len(again.search("pharmacy", viewer="ana", pipeline="bm25", k=50).hits) == 30
+
+
+@pytest.mark.parametrize("step", ["add", "remove", "erase"])
+def test_a_forget_interrupted_while_the_text_index_is_rewritten_is_repaired_on_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str) -> None:
+    from memfuse_lite.index.sparse import TantivyIndex
+
+    path = tmp_path / "m"
+    mem = _build(path, _config(tmp_path, ratio=0.9), secret_chats())
+    oid = mem.engine.store.observation_id("ana", "chat", "z11")
+    assert oid is not None
+
+    def killed(self: TantivyIndex, *args: object) -> None:
+        raise RuntimeError("killed while writing the text index")
+
+    monkeypatch.setattr(TantivyIndex, step, killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        mem.forget(observation=oid)
+    monkeypatch.undo()
+    mem.close()
+    with MemFuse(path, embedder=FakeEmbedder(), config=_config(tmp_path)) as again:
+        live = again.engine.store.event_ids()
+        assert again.engine.text.labels() == live == again.engine.dense.labels()
+        found = again.search(SECRET, viewer="ana", pipeline="bm25").hits
+        assert sorted(h.provenance[0].external_id for h in found) == ["z12", "z13", "z14"]

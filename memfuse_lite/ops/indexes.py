@@ -35,12 +35,19 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
             index.add(rows)
             behind += len(rows)
         # An index that is not behind and holds as many events as the store holds the same
-        # ones (events it lacks would be above its watermark); only otherwise are its labels
-        # listed and compared (a forget interrupted before the indexes followed).
+        # ones; only otherwise are its labels listed and compared: a forget interrupted
+        # before the indexes followed leaves events the store no longer has, one
+        # interrupted while the text index wrote a segment's documents again leaves
+        # events below the watermark out.
         stale: set[int] = set()
         if behind or index.event_count() != stored:
             live = store.event_ids() if live is None else live
-            stale = index.labels() - live
+            held = index.labels()
+            stale = held - live
+            missing = sorted(live - held)
+            if missing:
+                index.add(store.index_rows_of(missing, vectors=index is indexes.dense))
+                behind += len(missing)
         if stale and index is indexes.text:
             rewrite_segments(store, indexes.text, sorted(stale), ())
         elif stale:
@@ -75,12 +82,15 @@ def rewrite_segments(store: Store, text: TextIndex, events: Sequence[int],
     (:meth:`~memfuse_lite.index.base.TextIndex.segment_mates`)."""
     gone = set(events)
     mates, fused_mates = text.segment_mates(sorted(gone), sorted(fused))
-    text.remove(sorted(mates | gone))
-    text.remove_fused(sorted(fused_mates | set(fused)))
+    touched = fused_mates | set(fused)
+    # Written again first (adding a document replaces the one of its id), removed after:
+    # a crash in between leaves nothing out, only removed events the next open drops.
     text.add(store.index_rows_of(sorted(mates - gone)))
     with store.reading() as db:
         alive = set(fused_sql.fused_ids(db))
         docs = [(fid, *document_of(fused_sql.member_rows(db, fid)))
-                for fid in sorted((fused_mates | set(fused)) & alive)]
-    text.upsert_fused(docs)
+                for fid in sorted(touched & alive)]
+    text.upsert_fused(docs, commit=False)
+    text.remove_fused(sorted(touched - alive), commit=False)
+    text.remove(sorted(gone))
     text.erase()

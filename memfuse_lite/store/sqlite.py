@@ -382,16 +382,20 @@ class Store:
             ]
             last = rows[-1][0]
 
-    def index_rows_of(self, ids: Sequence[int]) -> list[EventRecord]:
-        """The stored events among ``ids`` as :meth:`index_rows` gives them (no vectors)."""
+    def index_rows_of(self, ids: Sequence[int], *, vectors: bool = False
+                      ) -> list[EventRecord]:
+        """The stored events among ``ids`` as :meth:`index_rows` gives them."""
         rows: list[Row] = []
+        column = "embedding" if vectors else "NULL"
         with self.reading() as db:
             for chunk in chunks(sorted(ids), 500):
                 rows += db.execute(
-                    "SELECT id, text, audience, ts_epoch, user, source, event_start FROM events"
-                    f" WHERE id IN ({marks(chunk)}) ORDER BY id", tuple(chunk)).fetchall()
+                    f"SELECT id, text, audience, ts_epoch, {column}, user, source, event_start"
+                    f" FROM events WHERE id IN ({marks(chunk)}) ORDER BY id",
+                    tuple(chunk)).fetchall()
         return [EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
-                            user=r[4], source=r[5], event_start=r[6], ts="") for r in rows]
+                            embedding=np.frombuffer(r[4], np.float32) if vectors else None,
+                            user=r[5], source=r[6], event_start=r[7], ts="") for r in rows]
 
     def vectors(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The stored embeddings of events: (the ids found, their vectors as rows, in the
