@@ -60,16 +60,31 @@ async def _ingest(mem: MemFuse, items: Any, summary: dict[str, Any]) -> None:
         _count(summary, await mem.ingest_many(batch))
 
 
-def _report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+def _report(args: argparse.Namespace, summary: dict[str, Any]) -> int:
+    """Print the summary; the exit status: 0 when every record was ingested or was a
+    duplicate, 1 when some were rejected, 2 when none could be read."""
+    summary.setdefault("dead_letters", 0)
     if args.json:
         _print_json(summary)
-        return
-    print(f"ingested {summary['ingested']}, duplicate {summary['duplicate']}, "
-          f"rejected {summary['rejected']}, dead-lettered {summary['dead_letters']}")
-    for reason in summary["reasons"][:50]:
-        print(f"  rejected {reason}")
-    if len(summary["reasons"]) > 50:
-        print(f"  … and {len(summary['reasons']) - 50} more")
+    else:
+        print(f"ingested {summary['ingested']}, duplicate {summary['duplicate']}, "
+              f"rejected {summary['rejected']}, dead-lettered {summary['dead_letters']}")
+        for reason in summary["reasons"][:50]:
+            print(f"  rejected {reason}")
+        if len(summary["reasons"]) > 50:
+            print(f"  … and {len(summary['reasons']) - 50} more")
+    if not summary["rejected"]:
+        return 0
+    if summary["ingested"] + summary["duplicate"]:
+        return 1
+    print(f"memfuse: error: nothing could be read ({summary['rejected']} rejected)",
+          file=sys.stderr)
+    return 2
+
+
+def _reject_file(summary: dict[str, Any], path: str, reason: str) -> None:
+    summary["rejected"] += 1
+    summary["reasons"].append(f"{path}: {reason}")
 
 
 def _progress(items: Any, args: argparse.Namespace, label: str, total: int | None = None
@@ -88,16 +103,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         summary = _new_summary()
         async with _open(args, create=True, owner=getattr(args, "canonical", False)) as mem:
             for path in args.files:
-                await _ingest(mem, _progress(read_observations(Path(path)), args,
-                                             Path(path).name), summary)
+                try:
+                    await _ingest(mem, _progress(read_observations(Path(path)), args,
+                                                 Path(path).name), summary)
+                except OSError as exc:  # the file's readable lines before it are kept
+                    _reject_file(summary, path, exc.strerror or str(exc))
             await mem.flush()
             summary["dead_letters"] = len(mem.dead_letters())
             if getattr(args, "canonical", False):
                 summary["fusion"] = await asyncio.to_thread(mem.canonicalise)
         return summary
 
-    _report(args, asyncio.run(run()))
-    return 0
+    return _report(args, asyncio.run(run()))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -130,8 +147,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             summary["dead_letters"] = len(mem.dead_letters())
         return summary
 
-    _report(args, asyncio.run(run()))
-    return 0
+    return _report(args, asyncio.run(run()))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

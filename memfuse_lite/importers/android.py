@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
-from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+from .base import ImportContext, Importer, ImportFailed, Item, Rejected, log, stable_id
 
 CALL_TYPES = {"1": "incoming", "2": "outgoing", "3": "missed", "4": "voicemail",
               "5": "rejected", "6": "blocked"}
@@ -32,10 +32,17 @@ def _root(path: Path) -> Element:
         raise ImportFailed(f"not well-formed XML ({exc}); nothing imported from it") from exc
 
 
+SECONDS_BELOW = 100_000_000_000
+"""Dates are milliseconds since 1970; a backup written by other tools in seconds has
+values below this (in milliseconds it would be before March 1973)."""
+
+
 def _time(ms: str | None, ctx: ImportContext) -> datetime:
     if not ms or not ms.strip().lstrip("-").isdigit():
         raise ValueError(f"no usable date (got {ms!r})")
-    utc = datetime.fromtimestamp(int(ms) / 1000.0, tz=UTC)
+    value = int(ms)
+    seconds = value if 0 < value < SECONDS_BELOW else value / 1000.0
+    utc = datetime.fromtimestamp(seconds, tz=UTC)
     return utc.astimezone(ctx.tz) if ctx.tz is not None else utc.astimezone()
 
 
@@ -49,6 +56,9 @@ def read_backup(path: Path, ctx: ImportContext) -> list[Item]:
     root = _root(path)
     if root.tag not in ("smses", "calls"):
         raise ImportFailed(f"not an SMS Backup & Restore file (root element <{root.tag}>)")
+    dates = [el.get("date") or "" for el in root]
+    if any(d.isdigit() and 0 < int(d) < SECONDS_BELOW for d in dates):
+        log.warning("%s gives dates in seconds, not milliseconds: read as seconds", path)
     out: list[Item] = []
     for n, el in enumerate(root, start=1):
         where = f"<{el.tag}> {n}"
@@ -85,22 +95,30 @@ def _mms(path: Path, where: str, el: Element, ctx: ImportContext) -> Item:
     body = " ".join(t for t in texts if t.strip())
     if not body:
         raise ValueError("an MMS without text (pictures are not stored)")
-    numbers = [a.get("address") or "" for a in el.iter("addr")]
+    numbers = list(dict.fromkeys(a.get("address") or "" for a in el.iter("addr")))
     sender = next((a.get("address") or "" for a in el.iter("addr")
                    if a.get("type") == MMS_FROM), el.get("address") or "")
     sent = (el.get("msg_box") or "") == "2"
+    # a group message's contact_name lists everyone in it: only its sender wrote it
+    group = len([x for x in numbers if x]) > 2 or "~" in (el.get("address") or "")
     if sent:
         names = [_who(x, None, ctx) or x for x in numbers if x and x != sender]
     else:
-        names = [_who(sender, el.get("contact_name"), ctx) or sender]
+        names = [_who(sender, None if group else el.get("contact_name"), ctx) or sender]
     party = ", ".join(n for n in names if n) or (el.get("address") or "")
     text = f"MMS {'to' if sent else 'from'} {party}: {body}"
+    meta: dict[str, object] = {"contactName": party,
+                               "phoneNumber": el.get("address") if sent or not sender
+                               else sender,
+                               "direction": "sent" if sent else "received"}
+    if group:
+        everyone = sorted(_who(x, None, ctx) or x for x in numbers if x)
+        meta["participants"] = everyone
+        meta["group"] = ", ".join(everyone)
     return ctx.observation(path, where, source="sms", ts=_time(el.get("date"), ctx), text=text,
                            external_id="mms:" + stable_id(el.get("date"), el.get("address"),
                                                           body),
-                           meta={"contactName": party,
-                                 "phoneNumber": el.get("address") or "",
-                                 "direction": "sent" if sent else "received"})
+                           meta=meta)
 
 
 def _call(path: Path, where: str, el: Element, ctx: ImportContext) -> Item:

@@ -11,6 +11,7 @@ before anything from them is ingested.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from typing import Any
 from ..clock import machine_zone, zone_of
 from ..errors import InvalidObservation, MemFuseError
 from ..records import Observation, Rejected, Visibility
+
+log = logging.getLogger("memfuse_lite.importers")
 
 
 class ImportFailed(MemFuseError):
@@ -102,6 +105,11 @@ def read(kind: str, path: Path, ctx: ImportContext) -> list[Item]:
         return IMPORTERS[kind].read(path, ctx)
     except ImportFailed as exc:
         return [Rejected(str(path), "", str(exc))]
+    except ImportError:
+        raise  # a missing extra: the caller says which
+    except Exception as exc:  # a reader's own failure on an odd file costs that file only
+        log.warning("the %s importer failed on %s", kind, path, exc_info=True)
+        return [Rejected(str(path), "", f"could not be read ({type(exc).__name__}: {exc})")]
 
 
 def stable_id(*parts: object) -> str:

@@ -19,41 +19,97 @@ SOURCE = "contact"
 
 
 def read_vcards(path: Path, ctx: ImportContext) -> list[Item]:
-    """One observation per vCard with a name."""
+    """One observation per vCard with a name; a card that cannot be read is rejected
+    alone."""
     import vobject
 
     try:
-        text = path.read_text(encoding="utf-8-sig")
-        cards = list(vobject.readComponents(text, ignoreUnreadable=True))
-    except (OSError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as exc:
         raise ImportFailed(f"cannot read vCards: {exc}") from exc
-    except Exception as exc:  # vobject raises its own ParseError and plain ValueErrors
-        raise ImportFailed(f"not a vCard file: {exc}") from exc
+    blocks = _card_blocks(text)
+    if not blocks:
+        raise ImportFailed("no vCards found (BEGIN:VCARD … END:VCARD)")
     out: list[Item] = []
-    for n, card in enumerate(cards, start=1):
-        if card.name != "VCARD":
+    for n, block in enumerate(blocks, start=1):
+        where = f"card {n}"
+        try:
+            card = vobject.readOne(block, ignoreUnreadable=True)
+        except Exception as exc:  # vobject raises its own ParseError and plain ValueErrors
+            out.append(Rejected(str(path), where, f"unreadable vCard: {exc}"))
             continue
-        name = str(getattr(card, "fn", None) and card.fn.value or "").strip()
+        name = _text(getattr(card, "fn", None) and card.fn.value).strip()
+        if not name and "n" in card.contents:
+            n_value = card.n.value
+            name = " ".join(_text(getattr(n_value, part, "")) for part in
+                            ("prefix", "given", "additional", "family", "suffix")).strip()
+        name = " ".join(name.split())
         if not name:
-            out.append(Rejected(str(path), f"card {n}", "no name (FN)"))
+            out.append(Rejected(str(path), where, "no name (FN or N)"))
             continue
-        phones = [str(t.value).strip() for t in card.contents.get("tel", [])]
-        emails = [str(e.value).strip() for e in card.contents.get("email", [])]
-        nick = [str(x.value).strip() for x in card.contents.get("nickname", [])]
-        org = [str(x.value if isinstance(x.value, str) else " ".join(x.value)).strip()
-               for x in card.contents.get("org", [])]
+        phones = [_text(t.value).strip() for t in card.contents.get("tel", [])]
+        emails = [_text(e.value).strip() for e in card.contents.get("email", [])]
+        nick = [_text(x.value).strip() for x in card.contents.get("nickname", [])]
+        org = [_text(x.value).strip() for x in card.contents.get("org", [])]
         rev = card.contents.get("rev")
         uid = card.contents.get("uid")
-        text = "Contact: " + name + "".join(f", {v}" for v in [*phones, *emails, *org])
+        text = "Contact: " + name + "".join(f", {v}" for v in [*phones, *emails, *org] if v)
         out.append(ctx.observation(
-            path, f"card {n}", source=SOURCE, ts=_when(rev, ctx), text=text,
+            path, where, source=SOURCE, ts=_when(rev, ctx), text=text,
             external_id=str(uid[0].value) if uid else stable_id(name, *sorted(phones),
                                                                  *sorted(emails)),
             meta={"name": name, "phones": phones, "emails": emails, "nicknames": nick,
                   "org": org}))
-    if not out:
-        raise ImportFailed("no vCards found")
     return out
+
+
+BINARY = ("PHOTO", "LOGO", "SOUND", "KEY")
+"""Properties that carry files (base64 pictures): never stored, dropped before parsing."""
+
+
+def _card_blocks(text: str) -> list[str]:
+    """Each BEGIN:VCARD … END:VCARD block, with quoted-printable soft line breaks joined
+    (vCard 2.1) and picture and sound properties left out."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    skipping = False
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        upper = line.strip().upper()
+        if upper == "BEGIN:VCARD":
+            current, skipping = [line], False
+            continue
+        if current is None:
+            continue
+        if upper == "END:VCARD":
+            current.append(line)
+            blocks.append("\r\n".join(current) + "\r\n")
+            current = None
+            continue
+        if skipping and (not line.strip() or line[:1] in " \t" or ":" not in line):
+            continue  # base64 continuation lines (2.1 ends them with a blank line)
+        head = line.split(":", 1)[0].upper()
+        skipping = head.split(";", 1)[0].rsplit(".", 1)[-1] in BINARY
+        if skipping:
+            continue
+        if "QUOTED-PRINTABLE" in head:
+            while line.endswith("=") and i < len(lines):  # a soft line break
+                line = line[:-1] + lines[i].lstrip()
+                i += 1
+        current.append(line)
+    return blocks
+
+
+def _text(value: object) -> str:
+    """A property's value as text (structured values, such as ORG's parts, joined)."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(t for t in (_text(v).strip() for v in value) if t)
+    return str(value)
 
 
 def _when(rev: object, ctx: ImportContext) -> datetime:

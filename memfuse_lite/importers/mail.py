@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import email
 import mailbox
+from collections.abc import Iterator
+from datetime import datetime
 from email import policy
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
@@ -65,13 +67,32 @@ def _body(msg: EmailMessage) -> str:
     return " ".join(str(content).split())[:BODY_CHARS]
 
 
-def _message(path: Path, where: str, msg: EmailMessage, ctx: ImportContext) -> Item:
-    if msg.get("Date") is None:
-        return Rejected(str(path), where, "no Date header")
-    try:
-        sent = parsedate_to_datetime(str(msg["Date"]))
-    except (TypeError, ValueError):
-        return Rejected(str(path), where, f"unreadable Date header {msg['Date']!r}")
+def _sent(msg: EmailMessage, envelope: str | None) -> datetime | None:
+    """When a message was sent: its Date header, else when the first server received it
+    (the last Received header), else the mbox ``From_`` line's date."""
+    candidates = [str(msg["Date"])] if msg.get("Date") is not None else []
+    received = msg.get_all("Received") or []
+    if received:
+        candidates.append(str(received[-1]).rsplit(";", 1)[-1])
+    if envelope:
+        parts = envelope.split(None, 1)  # "sender Mon Jan  6 09:00:00 2025"
+        if len(parts) == 2:
+            candidates.append(parts[1])
+    for value in candidates:
+        try:
+            found = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def _message(path: Path, where: str, msg: EmailMessage, ctx: ImportContext,
+             envelope: str | None = None) -> Item:
+    sent = _sent(msg, envelope)
+    if sent is None:
+        return Rejected(str(path), where, "no date: no readable Date or Received header")
     sender = _names(msg.get("From"))
     to = _names(msg.get("To")) + _names(msg.get("Cc"))
     subject = " ".join(str(msg.get("Subject") or "").split())
@@ -89,26 +110,38 @@ def _message(path: Path, where: str, msg: EmailMessage, ctx: ImportContext) -> I
 
 def read_mail(path: Path, ctx: ImportContext) -> list[Item]:
     """Every message of an mbox file, or the one message of an ``.eml`` file."""
+    out: list[Item] = []
     try:
-        if path.suffix.lower() == ".eml":
-            with open(path, "rb") as f:
-                messages = [(path.name, email.message_from_binary_file(f, policy=policy.default))]
-        else:
-            if path.stat().st_size and not path.read_bytes()[:5] == b"From ":
-                raise ImportFailed("not an mbox file (it does not start with 'From ')")
-            box = mailbox.mbox(str(path), factory=None, create=False)
-            messages = [(f"message {n}", email.message_from_bytes(box.get_bytes(key),
-                                                                  policy=policy.default))
-                        for n, key in enumerate(box.keys(), start=1)]
+        for where, msg, envelope in _messages(path):
+            try:
+                out.append(_message(path, where, msg, ctx, envelope))
+            except (ValueError, TypeError, LookupError) as exc:
+                out.append(Rejected(str(path), where, f"unreadable message: {exc}"))
     except OSError as exc:
         raise ImportFailed(f"cannot read the mail: {exc}") from exc
-    out: list[Item] = []
-    for where, msg in messages:
-        try:
-            out.append(_message(path, where, msg, ctx))
-        except (ValueError, TypeError, LookupError) as exc:
-            out.append(Rejected(str(path), where, f"unreadable message: {exc}"))
     return out
+
+
+def _messages(path: Path) -> Iterator[tuple[str, EmailMessage, str | None]]:
+    """(where, message, mbox ``From_`` line) one at a time: a mailbox of gigabytes is
+    read message by message, never whole."""
+    if path.suffix.lower() == ".eml":
+        with open(path, "rb") as f:
+            yield path.name, email.message_from_binary_file(f, policy=policy.default), None
+        return
+    with open(path, "rb") as f:
+        if path.stat().st_size and f.read(5) != b"From ":
+            raise ImportFailed("not an mbox file (it does not start with 'From ')")
+    box = mailbox.mbox(str(path), factory=None, create=False)
+    for n, key in enumerate(box.iterkeys(), start=1):
+        raw = box.get_bytes(key, from_=True)
+        head, _, rest = raw.partition(b"\n")
+        envelope = head.decode("utf-8", "replace")[5:].strip() if head.startswith(b"From ") \
+            else None
+        yield (f"message {n}",
+               email.message_from_bytes(rest if envelope is not None else raw,
+                                        policy=policy.default),
+               envelope)
 
 
 IMPORTER = Importer("mail", read_mail, "e-mail: an mbox file or .eml messages",

@@ -1,6 +1,8 @@
 """WhatsApp "Export chat" text files, Android and iPhone, 12- and 24-hour clocks,
-messages over several lines. Whether dates are day-first is read from the file itself
-(a day above 12 settles it; day-first when nothing does)."""
+messages over several lines, the date layouts of phones set to other languages (year
+first, Finnish ``klo``, ``13. 6. 2018.``). Whether dates are day-first is read from the
+file itself (a day above 12 settles it; day-first when nothing does); year-first dates
+are year, month, day. Notices (encryption, a group created) are not messages."""
 
 from __future__ import annotations
 
@@ -11,10 +13,16 @@ from pathlib import Path
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
 
 # "12/01/2025, 14:05 - Ana: text"   "[12/01/25, 2:05:33 PM] Ana: text"
+# "13.6.2018 klo 21.25.15 - Ana: text" (Finnish)   "13. 6. 2018. 21:25 - Ana: text"
+# "2019/01/01, 11:25 - Ana: text"   "[2019-04-16 02:09] Ana: text"   "2019-10-20, 10:16 - …"
 _LINE = re.compile(
-    r"^\u200e?\[?(?P<a>\d{1,2})[./-](?P<b>\d{1,2})[./-](?P<y>\d{2,4}),?\s+"
+    r"^\u200e?\[?(?:"
+    r"(?P<Y>\d{4})[./-](?P<M>\d{1,2})[./-](?P<D>\d{1,2})"  # year first: year, month, day
+    r"|(?P<a>\d{1,2})[./-]\s?(?P<b>\d{1,2})[./-]\s?(?P<y>\d{2,4})\.?"
+    r"),?\s+(?:klo\s+)?"
     r"(?P<h>\d{1,2})[:.](?P<m>\d{2})(?:[:.](?P<s>\d{2}))?\s*(?P<ampm>[AaPp]\.?\s?[Mm]\.?)?"
     r"\]?\s*(?:-\s)?\s*(?P<rest>.*)$")
+NOTICE_MARK = "\u200e"
 _SENDER = re.compile(r"^(?P<who>[^:]{1,80}):\s(?P<text>.*)$", re.S)
 
 
@@ -27,8 +35,9 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
     heads = [(n, m) for n, line in enumerate(lines, start=1) if (m := _LINE.match(line))]
     if not heads:
         raise ImportFailed("no WhatsApp message lines (\"date, time - name: text\") found")
-    day_first = not any(int(m["b"]) > 12 for _, m in heads) or any(
-        int(m["a"]) > 12 for _, m in heads)
+    ordered = [m for _, m in heads if m["a"] is not None]
+    day_first = not any(int(m["b"]) > 12 for m in ordered) or any(
+        int(m["a"]) > 12 for m in ordered)
     chat = path.stem.removeprefix("WhatsApp Chat with ").strip()
     out: list[Item] = []
     seen: dict[str, int] = {}
@@ -37,8 +46,10 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
         body = "\n".join([m["rest"], *lines[n:end]]).strip()
         where = f"line {n}"
         sender = _SENDER.match(body)
-        if sender is None:
-            out.append(Rejected(str(path), where, "a notice, not a message (no sender)"))
+        if sender is None or sender["text"].startswith(NOTICE_MARK):
+            # iPhone exports write notices ("Messages and calls are end-to-end encrypted",
+            # "Ana created group") under the chat's name, marked by a left-to-right mark
+            out.append(Rejected(str(path), where, "a notice, not a message"))
             continue
         try:
             ts = _when(m, day_first)
@@ -59,8 +70,11 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
 
 
 def _when(m: re.Match[str], day_first: bool) -> datetime:
-    a, b, year = int(m["a"]), int(m["b"]), int(m["y"])
-    day, month = (a, b) if day_first else (b, a)
+    if m["Y"] is not None:
+        year, month, day = int(m["Y"]), int(m["M"]), int(m["D"])
+    else:
+        a, b, year = int(m["a"]), int(m["b"]), int(m["y"])
+        day, month = (a, b) if day_first else (b, a)
     year += 2000 if year < 100 else 0
     hour = int(m["h"])
     if m["ampm"]:
