@@ -41,7 +41,7 @@ def test_ingest_search_show_stats(tmp_path: Path, argv_common: list[str], e5_dir
         "{not json",
         {"source": "sms", "user": "ana", "ts": "2025-03-04T18:30:00", "text": ""},
     ])
-    assert main(["ingest", "--db", db, "--json", *argv_common, str(data)]) == 0
+    assert main(["ingest", "--db", db, "--json", *argv_common, str(data)]) == 1  # 3 rejected
     summary = json.loads(capsys.readouterr().out)
     assert (summary["ingested"], summary["duplicate"], summary["rejected"]) == (3, 1, 3)
     assert any("obs.jsonl:5" in r and "ts" in r for r in summary["reasons"])
