@@ -290,7 +290,7 @@ def test_after_forget_nothing_of_a_record_can_be_read_from_the_directory(
         assert len(again.search("pharmacy", viewer="ana", pipeline="bm25", k=50).hits) == 30
 
 
-@pytest.mark.parametrize("step", ["add", "remove", "erase"])
+@pytest.mark.parametrize("step", ["erase_documents", "upsert_fused", "erase"])
 def test_a_forget_interrupted_while_the_text_index_is_rewritten_is_repaired_on_open(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str) -> None:
     from memfuse_lite.index.sparse import TantivyIndex

@@ -189,12 +189,12 @@ class TextIndex(DerivedIndex):
     def fused_ids(self) -> set[int]:
         """Fused memories that have a document."""
 
-    def segment_mates(self, events: Sequence[int], fused: Sequence[int]
-                      ) -> tuple[set[int], set[int]]:
-        """The events and fused memories that must be written again, beside removing
-        these, for :meth:`erase` to leave nothing of these in the files (a backend whose
-        removal erases: these alone)."""
-        return set(events), set(fused)
+    def erase_documents(self, events: Sequence[int], fused: Sequence[int]) -> None:
+        """Delete these event and fused-memory documents so that nothing of them stays in
+        the index's files once :meth:`erase` returns (a backend whose removal erases:
+        removal)."""
+        self.remove(events)
+        self.remove_fused(fused)
 
     def search_events(self, text: str, viewer: str, k: int,
                       where: IndexFilter | None = None) -> list[tuple[int, float]]:

@@ -75,22 +75,14 @@ def rebuild(store: Store, indexes: Indexes) -> bool:
 
 def rewrite_segments(store: Store, text: TextIndex, events: Sequence[int],
                      fused: Collection[int]) -> None:
-    """Remove these events' documents, and write the fused memories' documents again
-    from SQLite (a memory the store no longer has loses its document), so that nothing
-    of what was removed stays in the text index's files: the other documents sharing
-    their segments are written again too and the old segments dropped whole
-    (:meth:`~memfuse_lite.index.base.TextIndex.segment_mates`)."""
-    gone = set(events)
-    mates, fused_mates = text.segment_mates(sorted(gone), sorted(fused))
-    touched = fused_mates | set(fused)
-    # Written again first (adding a document replaces the one of its id), removed after:
-    # a crash in between leaves nothing out, only removed events the next open drops.
-    text.add(store.index_rows_of(sorted(mates - gone)))
+    """Remove these events' documents and the fused memories' old ones so that nothing of
+    them stays in the text index's files
+    (:meth:`~memfuse_lite.index.base.TextIndex.erase_documents`), then write the fused
+    memories the store still has from SQLite (a forget changed their members)."""
+    text.erase_documents(sorted(set(events)), sorted(set(fused)))
     with store.reading() as db:
         alive = set(fused_sql.fused_ids(db))
         docs = [(fid, *document_of(fused_sql.member_rows(db, fid)))
-                for fid in sorted(touched & alive)]
-    text.upsert_fused(docs, commit=False)
-    text.remove_fused(sorted(touched - alive), commit=False)
-    text.remove(sorted(gone))
+                for fid in sorted(set(fused) & alive)]
+    text.upsert_fused(docs)
     text.erase()
