@@ -118,7 +118,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import app exports (calendar, mail, contacts, SMS/calls, photos, WhatsApp)."""
+    """Import app exports (calendar, mail, contacts, SMS/calls, photos, WhatsApp, Telegram)."""
     from .clock import zone_of
     from .importers import ImportContext, read
     from .importers.contacts import directory
@@ -435,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .importers import IMPORTERS
 
     p = sub.add_parser("import", parents=[common], help="import app exports (calendar, mail, "
-                       "contacts, SMS/calls, photos, WhatsApp)",
+                       "contacts, SMS/calls, photos, WhatsApp, Telegram)",
                        description="Kinds: " + "; ".join(f"{i.kind}: {i.help}"
                                                          for i in IMPORTERS.values())
                        + ". " + HANDOFF)

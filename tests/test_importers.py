@@ -4,7 +4,7 @@ reason, broken files rejected whole; re-importing dedupes; contacts name numbers
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,8 @@ def split(items: list) -> tuple[list[Observation], list[Rejected]]:
 
 
 def test_every_format_is_registered() -> None:
-    assert set(IMPORTERS) == {"ics", "mail", "vcf", "android-sms", "photos", "whatsapp"}
+    assert set(IMPORTERS) == {"ics", "mail", "vcf", "android-sms", "photos", "whatsapp",
+                              "telegram"}
 
 
 def test_calendar_expands_recurrences_with_moves_and_cancellations() -> None:
@@ -335,3 +336,38 @@ def test_an_importer_failing_on_an_odd_file_costs_that_file_only(
     monkeypatch.setitem(base.IMPORTERS, "vcf", replace(base.IMPORTERS["vcf"], read=broken))
     (rejected,) = read("vcf", FIXTURES / "contacts.vcf", CTX)
     assert isinstance(rejected, Rejected) and "TypeError" in rejected.reason
+
+
+def test_telegram_exports_of_one_chat_and_of_a_whole_account(tmp_path: Path) -> None:
+    """Written after Telegram Desktop's JSON export: formatted text as a list of strings
+    and entities, service messages, media without text, with and without unix times."""
+    chat = {"name": "Ben", "type": "personal_chat", "id": 4242, "messages": [
+        {"id": 1, "type": "message", "date": "2025-01-09T08:05:00",
+         "date_unixtime": "1736409900", "from": "Ben", "from_id": "user1",
+         "text": "Did the clinic call you?"},
+        {"id": 2, "type": "message", "date": "2025-01-09T08:12:00", "from": "Ana",
+         "text": ["Yes, moved to ", {"type": "bold", "text": "Thursday 16:00"},
+                  ", see ", {"type": "link", "text": "https://clinic.example"}],
+         "reply_to_message_id": 1},
+        {"id": 3, "type": "service", "date": "2025-01-09T08:13:00", "actor": "Ben",
+         "action": "phone_call"},
+        {"id": 4, "type": "message", "date": "2025-01-09T08:14:00", "from": "Ben",
+         "photo": "photos/photo_1.jpg", "text": ""},
+    ]}
+    one = write(tmp_path, "result.json", json.dumps(chat))
+    obs, rejected = split(read("telegram", one, CTX))
+    assert [o.text for o in obs] == ["Ben: Did the clinic call you?",
+                                     "Ana: Yes, moved to Thursday 16:00, see https://clinic.example"]
+    assert obs[0].ts == datetime(2025, 1, 9, 8, 5, tzinfo=UTC)  # date_unixtime
+    assert obs[1].ts == datetime(2025, 1, 9, 8, 12, tzinfo=UTC8)  # wall clock, --tz
+    assert obs[1].external_id == "tg:4242:2" and obs[1].meta["reply_to"] == 1
+    assert ["notice" in r.reason for r in rejected] == [True, False]
+    account = write(tmp_path, "account.json", json.dumps(
+        {"about": "export", "chats": {"about": "chats", "list": [
+            chat, {"name": "Family", "type": "private_group", "id": 7, "messages": [
+                {"id": 1, "type": "message", "date": "2025-01-10T19:00:00", "from": "Cy",
+                 "text": "Dinner on Saturday?"}]}]}}))
+    obs, _ = split(read("telegram", account, CTX))
+    assert len(obs) == 3 and obs[-1].meta["chat"] == "Family"
+    assert read("telegram", write(tmp_path, "other.json", "{}"), CTX)[0].reason.startswith(
+        "no Telegram chats")  # type: ignore[union-attr]

@@ -47,6 +47,11 @@ class ImportContext:
     until: datetime | None = None
     """… to here."""
 
+    @property
+    def zone(self) -> tzinfo:
+        """The zone times without one are read in (``tz``, else this machine's)."""
+        return self.tz if self.tz is not None else zone_of(machine_zone())
+
     def local(self, dt: datetime) -> datetime:
         """``dt`` with a time zone: naive times are read in the context's zone."""
         return with_zone(dt, self.tz)

@@ -1,0 +1,103 @@
+"""Telegram Desktop "Export chat history" / "Export Telegram data" in machine-readable
+JSON (``result.json``): one chat, or every chat of an account export (``chats.list``).
+
+A message's time is its ``date_unixtime`` (an instant) when the export has it, else its
+``date`` (wall-clock time, read in the import's zone). Formatted text (a list of plain
+strings and entities such as links and mentions) is read as its plain text; service
+messages (a group created, a member added, a call) are notices, not messages; a message
+with nothing but a photo, sticker or file is rejected (no media is stored).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .base import ImportContext, Importer, ImportFailed, Item, Rejected
+
+
+def read_export(path: Path, ctx: ImportContext) -> list[Item]:
+    """Every message of every chat in one ``result.json``."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportFailed(f"cannot read the export: {exc}") from exc
+    except ValueError as exc:
+        raise ImportFailed(f"not JSON: {exc}") from exc
+    chats = list(_chats(data))
+    if not chats:
+        raise ImportFailed("no Telegram chats found (a 'messages' list, or 'chats' → "
+                           "'list' of an account export)")
+    out: list[Item] = []
+    for chat in chats:
+        name = str(chat.get("name") or chat.get("type") or "chat")
+        chat_id = str(chat.get("id") or name)
+        for n, message in enumerate(chat.get("messages") or [], start=1):
+            out.append(_message(path, f"{name}, message {message.get('id', n)}", message,
+                                name, chat_id, ctx))
+    return out
+
+
+def _chats(data: object) -> Iterator[Mapping[str, Any]]:
+    if not isinstance(data, Mapping):
+        return
+    if isinstance(data.get("messages"), list):
+        yield data
+    chats = data.get("chats")
+    if isinstance(chats, Mapping) and isinstance(chats.get("list"), list):
+        yield from (c for c in chats["list"] if isinstance(c, Mapping)
+                    and isinstance(c.get("messages"), list))
+
+
+def _message(path: Path, where: str, m: Mapping[str, Any], chat: str, chat_id: str,
+             ctx: ImportContext) -> Item:
+    if m.get("type") != "message":
+        what = m.get("action") or m.get("type")
+        return Rejected(str(path), where, f"a notice, not a message ({what})")
+    text = " ".join(plain_text(m.get("text")).split())
+    if not text:
+        return Rejected(str(path), where, "no text (photos, stickers and files are not stored)")
+    try:
+        ts = _time(m)
+    except ValueError as exc:
+        return Rejected(str(path), where, f"bad date: {exc}")
+    who = str(m.get("from") or m.get("author") or "unknown")
+    meta: dict[str, Any] = {"sender": who, "chat": chat, "chat_id": chat_id}
+    if m.get("reply_to_message_id") is not None:
+        meta["reply_to"] = m["reply_to_message_id"]
+    if m.get("forwarded_from"):
+        meta["forwarded_from"] = str(m["forwarded_from"])
+    # an instant is shown on the import's clock; a wall-clock time is read there
+    ts = ctx.local(ts) if ts.tzinfo is None else ts.astimezone(ctx.zone)
+    return ctx.observation(path, where, source="chat", ts=ts,
+                           text=f"{who}: {text}", external_id=f"tg:{chat_id}:{m.get('id')}",
+                           meta=meta)
+
+
+def plain_text(value: object) -> str:
+    """The plain text of a message's ``text``: a string, or a list of strings and
+    entities (``{"type": "link", "text": …}``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(plain_text(part) for part in value)
+    if isinstance(value, Mapping):
+        return str(value.get("text") or "")
+    return ""
+
+
+def _time(m: Mapping[str, Any]) -> datetime:
+    unix = m.get("date_unixtime")
+    if unix is not None and str(unix).strip().lstrip("-").isdigit():
+        return datetime.fromtimestamp(int(unix), tz=UTC)
+    value = m.get("date")
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"no date (got {value!r})")
+    return datetime.fromisoformat(value.strip())
+
+
+IMPORTER = Importer("telegram", read_export, 'Telegram Desktop export, JSON ("result.json": '
+                    "one chat or a whole account)", (".json",))
