@@ -122,10 +122,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from .clock import zone_of
     from .importers import ImportContext, read
     from .importers.contacts import directory
+    from .importers.table import parse_mapping
 
     visibility: Any = args.visibility
     if visibility not in ("household", "private"):
         visibility = [v.strip() for v in visibility.split(",") if v.strip()]
+    options = parse_mapping(args.map) if args.map else {}
 
     async def run() -> dict[str, Any]:
         summary = _new_summary()
@@ -135,7 +137,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             for path in args.paths:
                 ctx = ImportContext(user=args.user, device=args.device, visibility=visibility,
                                     tz=tz, directory=directory(mem, args.user),
-                                    since=since, until=until)
+                                    since=since, until=until, options=options)
                 try:  # the whole file is parsed before anything from it is ingested
                     items = await asyncio.to_thread(read, args.kind, Path(path), ctx)
                 except ImportError as exc:
@@ -435,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .importers import IMPORTERS
 
     p = sub.add_parser("import", parents=[common], help="import app exports (calendar, mail, "
-                       "contacts, SMS/calls, photos, WhatsApp, Telegram)",
+                       "contacts, SMS/calls, photos, WhatsApp, Telegram, CSV)",
                        description="Kinds: " + "; ".join(f"{i.kind}: {i.help}"
                                                          for i in IMPORTERS.values())
                        + ". " + HANDOFF)
@@ -449,6 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="expand recurring calendar events from (ISO date; "
                    "default two years ago)")
     p.add_argument("--until", help="… to (default one year ahead)")
+    p.add_argument("--map", help="csv: which columns hold what, e.g. ts=Date,text=Subject+Body,"
+                   "id=ID,source=:sms (a value starting with ':' is the same for every row)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_import)

@@ -27,7 +27,7 @@ def split(items: list) -> tuple[list[Observation], list[Rejected]]:
 
 def test_every_format_is_registered() -> None:
     assert set(IMPORTERS) == {"ics", "mail", "vcf", "android-sms", "photos", "whatsapp",
-                              "telegram"}
+                              "telegram", "csv"}
 
 
 def test_calendar_expands_recurrences_with_moves_and_cancellations() -> None:
@@ -371,3 +371,41 @@ def test_telegram_exports_of_one_chat_and_of_a_whole_account(tmp_path: Path) -> 
     assert len(obs) == 3 and obs[-1].meta["chat"] == "Family"
     assert read("telegram", write(tmp_path, "other.json", "{}"), CTX)[0].reason.startswith(
         "no Telegram chats")  # type: ignore[union-attr]
+
+
+def test_any_csv_by_a_column_mapping(tmp_path: Path, model_dir: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from memfuse_lite.importers.table import parse_mapping
+
+    path = write(tmp_path, "log.csv", (
+        "When;Who;Subject;Body;Kind\n"
+        "2025-01-09 08:05;Ben;Clinic;dentist moved to Thursday;sms\n"
+        "2025-01-09 08:06;Ben;;ok;sms\n"
+        "2025-01-09 08:06;Ben;;ok;sms\n"
+        "yesterday;Ben;;late;sms\n"
+        "1736409900;Ana;Note;pick up Mia;note\n"))
+    ctx = replace_ctx(options=parse_mapping("ts=When,text=Subject+Body,source=Kind"))
+    obs, rejected = split(read("csv", path, ctx))
+    assert [o.text for o in obs] == ["Clinic — dentist moved to Thursday", "ok", "ok",
+                                     "Note — pick up Mia"]
+    assert obs[0].source == "sms" and obs[0].meta == {"Who": "Ben"}
+    assert obs[0].ts == datetime(2025, 1, 9, 8, 5, tzinfo=UTC8)
+    assert obs[1].external_id != obs[2].external_id  # two "ok" in one minute
+    assert obs[3].ts == datetime(2025, 1, 9, 8, 5, tzinfo=UTC)  # epoch seconds
+    assert [r.where for r in rejected] == ["line 5"] and "ts_format" in rejected[0].reason
+    again, _ = split(read("csv", path, ctx))
+    assert [o.external_id for o in again] == [o.external_id for o in obs]  # re-import
+    assert "ts and text" in read("csv", path, CTX)[0].reason  # type: ignore[union-attr]
+    with pytest.raises(Exception, match="unknown key"):
+        parse_mapping("when=When")
+    db = str(tmp_path / "mem")
+    assert main(["import", "csv", str(path), "--db", db, "--user", "ana", "--map",
+                 "ts=When,text=Body,source=:sms", "--tz", "UTC", "--model-dir", str(model_dir),
+                 "--json", "--quiet"]) == 1
+    assert json.loads(capsys.readouterr().out)["ingested"] == 4
+
+
+def replace_ctx(**changes: object) -> ImportContext:
+    from dataclasses import replace
+
+    return replace(CTX, **changes)  # type: ignore[arg-type]

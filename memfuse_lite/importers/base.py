@@ -46,6 +46,8 @@ class ImportContext:
     """Recurring calendar events are expanded from here …"""
     until: datetime | None = None
     """… to here."""
+    options: Mapping[str, str] = field(default_factory=dict)
+    """What a format needs told (a CSV file's column mapping: ``--map``)."""
 
     @property
     def zone(self) -> tzinfo:
