@@ -27,7 +27,7 @@ def split(items: list) -> tuple[list[Observation], list[Rejected]]:
 
 def test_every_format_is_registered() -> None:
     assert set(IMPORTERS) == {"ics", "mail", "vcf", "android-sms", "photos", "whatsapp",
-                              "telegram", "csv"}
+                              "telegram", "csv", "imessage"}
 
 
 def test_calendar_expands_recurrences_with_moves_and_cancellations() -> None:
@@ -409,3 +409,46 @@ def replace_ctx(**changes: object) -> ImportContext:
     from dataclasses import replace
 
     return replace(CTX, **changes)  # type: ignore[arg-type]
+
+
+def test_a_messages_database_read_only(tmp_path: Path) -> None:
+    """A chat.db with the tables Messages keeps: text in ``text``, text only in an archived
+    attributedBody, a picture without text, dates in nanoseconds and in seconds."""
+    import apsw
+
+    path = tmp_path / "chat.db"
+    db = apsw.Connection(str(path))
+    db.execute("""
+        CREATE TABLE handle (ROWID INTEGER PRIMARY KEY, id TEXT);
+        CREATE TABLE chat (ROWID INTEGER PRIMARY KEY, chat_identifier TEXT, display_name TEXT);
+        CREATE TABLE message (ROWID INTEGER PRIMARY KEY, guid TEXT, text TEXT,
+            attributedBody BLOB, date INTEGER, is_from_me INTEGER, service TEXT,
+            handle_id INTEGER);
+        CREATE TABLE chat_message_join (chat_id INTEGER, message_id INTEGER);
+        INSERT INTO handle VALUES (1, '+15550102000');
+        INSERT INTO chat VALUES (1, '+15550102000', '');""")
+    words = b"dentist moved to Thursday"
+    body = b"\x04\x0bstreamtyped\x81\xe8\x03\x84\x01@\x84\x84\x84\x12NSAttributedString" \
+        b"\x00\x84\x84\x08NSObject\x00\x85\x92\x84\x84\x84\x08NSString\x01\x94\x84\x01+" \
+        + bytes([len(words)]) + words + b"\x86\x84\x02iI\x01"
+    nanos = int((datetime(2025, 1, 9, 8, 5, tzinfo=UTC) - datetime(2001, 1, 1, tzinfo=UTC))
+                .total_seconds() * 1e9)
+    db.executemany("INSERT INTO message VALUES (?, ?, ?, ?, ?, ?, ?, 1)", [
+        (1, "g-1", "Did the clinic call?", None, nanos, 0, "iMessage"),
+        (2, "g-2", None, body, nanos + 60 * 10**9, 1, "iMessage"),
+        (3, "g-3", "\ufffc", None, nanos + 120 * 10**9, 0, "iMessage"),
+        (4, "g-4", "old phone", None, 500_000_000, 0, "SMS")])
+    db.executemany("INSERT INTO chat_message_join VALUES (1, ?)", [(1,), (2,), (3,), (4,)])
+    db.close()
+    before = path.read_bytes()
+    ctx = replace_ctx(directory={"5550102000": "Ben"})
+    obs, rejected = split(read("imessage", path, ctx))
+    assert [o.text for o in obs] == [
+        "SMS from Ben (+15550102000): old phone",
+        "iMessage from Ben (+15550102000): Did the clinic call?",
+        "iMessage to Ben (+15550102000): dentist moved to Thursday"]
+    assert obs[1].ts == datetime(2025, 1, 9, 8, 5, tzinfo=UTC) and obs[0].source == "sms"
+    assert obs[0].ts.year == 2016  # seconds since 2001
+    assert [r.where for r in rejected] == ["message 3"]
+    assert path.read_bytes() == before  # never written
+    assert "not a Messages database" in read("imessage", FIXTURES / "calls.xml", CTX)[0].reason  # type: ignore[union-attr]

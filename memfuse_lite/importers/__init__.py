@@ -5,7 +5,7 @@ Each format is read with the well-kept parser for it (``icalendar`` and
 ``defusedxml``, ``exifread``); they come with the ``import`` extra.
 """
 
-from . import android, calendar, contacts, mail, photos, table, telegram, whatsapp
+from . import android, calendar, contacts, imessage, mail, photos, table, telegram, whatsapp
 from .base import (
     IMPORTERS,
     ImportContext,
@@ -18,7 +18,8 @@ from .base import (
     register,
 )
 
-for _module in (contacts, calendar, mail, android, photos, whatsapp, telegram, table):
+for _module in (contacts, calendar, mail, android, imessage, photos, whatsapp, telegram,
+                table):
     register(_module.IMPORTER)
 
 __all__ = ["IMPORTERS", "ImportContext", "ImportFailed", "Importer", "Item", "Rejected",

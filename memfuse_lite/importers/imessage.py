@@ -1,0 +1,105 @@
+"""Messages on a Mac or an iPhone backup: the ``chat.db`` SQLite database, opened
+read-only (never written; a copy works as well as the original).
+
+Times are Apple's: since 2001-01-01 UTC, in nanoseconds (macOS 10.13 and later) or
+seconds. Newer systems leave ``text`` empty and keep the words in ``attributedBody``
+(an archived NSAttributedString): its string is read from there. A message with
+neither (a picture, a reaction) is rejected.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from .base import ImportContext, Importer, ImportFailed, Item, Rejected
+
+APPLE_EPOCH = datetime(2001, 1, 1, tzinfo=UTC)
+NANOSECONDS_ABOVE = 10**12
+"""A ``date`` above this counts nanoseconds (in seconds it would be after the year 33,000)."""
+
+QUERY = """
+SELECT m.ROWID, m.guid, m.text, m.attributedBody, m.date, m.is_from_me, m.service, h.id,
+       c.chat_identifier, c.display_name
+FROM message m
+LEFT JOIN handle h ON h.ROWID = m.handle_id
+LEFT JOIN chat_message_join j ON j.message_id = m.ROWID
+LEFT JOIN chat c ON c.ROWID = j.chat_id
+ORDER BY m.date, m.ROWID
+"""
+
+
+def read_chat_db(path: Path, ctx: ImportContext) -> list[Item]:
+    """Every message of one ``chat.db``."""
+    import apsw
+
+    try:
+        db = apsw.Connection(f"file:{path.resolve()}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY
+                             | apsw.SQLITE_OPEN_URI)
+        try:
+            rows = db.execute(QUERY).fetchall()
+        finally:
+            db.close()
+    except apsw.Error as exc:
+        raise ImportFailed(f"not a Messages database ({exc})") from exc
+    out: list[Item] = []
+    for rowid, guid, text, body, date, from_me, service, handle, chat_id, chat_name in rows:
+        where = f"message {rowid}"
+        words = " ".join(str(text or "").replace("\ufffc", " ").split()) or \
+            " ".join(archived_string(body).split())
+        if not words:
+            out.append(Rejected(str(path), where, "no text (pictures and reactions are not "
+                                "stored)"))
+            continue
+        try:
+            ts = apple_time(date)
+        except (TypeError, ValueError, OverflowError) as exc:
+            out.append(Rejected(str(path), where, f"bad date {date!r}: {exc}"))
+            continue
+        address = str(handle or chat_id or "")
+        name = ctx.name_for(address) or ""
+        party = f"{name} ({address})" if name else (address or "an unknown sender")
+        sent = bool(from_me)
+        kind = "SMS" if str(service or "") == "SMS" else "iMessage"
+        out.append(ctx.observation(
+            path, where, source="sms" if kind == "SMS" else "chat",
+            ts=ts.astimezone(ctx.zone), text=f"{kind} {'to' if sent else 'from'} {party}: {words}",
+            external_id=f"imessage:{guid or rowid}",
+            meta={"contactName": name, "phoneNumber": address, "direction":
+                  "sent" if sent else "received", "chat": str(chat_name or chat_id or address),
+                  "service": kind}))
+    if not rows:
+        raise ImportFailed("no messages in this database")
+    return out
+
+
+def apple_time(value: object) -> datetime:
+    """A Messages ``date`` as an instant."""
+    number = int(value)  # type: ignore[call-overload]
+    seconds = number / 1e9 if abs(number) > NANOSECONDS_ABOVE else float(number)
+    return APPLE_EPOCH + timedelta(seconds=seconds)
+
+
+def archived_string(blob: object) -> str:
+    """The string of an archived NSAttributedString (``attributedBody``), or "": after
+    the ``NSString`` class name come five bytes, then the length (one byte, or 0x81 and
+    two bytes little-endian), then the UTF-8 text."""
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        return ""
+    data = bytes(blob)
+    at = data.find(b"NSString")
+    if at < 0:
+        return ""
+    i = at + len(b"NSString") + 5
+    if i >= len(data):
+        return ""
+    length = data[i]
+    i += 1
+    if length == 0x81:
+        length = int.from_bytes(data[i : i + 2], "little")
+        i += 2
+    return data[i : i + length].decode("utf-8", "replace")
+
+
+IMPORTER = Importer("imessage", read_chat_db, "Messages (iMessage and SMS) chat.db from a Mac "
+                    "or an iPhone backup, read-only", (".db",))
