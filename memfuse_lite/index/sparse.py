@@ -9,6 +9,7 @@ be read as query syntax. Visibility is a filter clause on the ``aud`` field.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 import time
@@ -121,16 +122,28 @@ class TantivyIndex(TextIndex):
                 return
             except (ValueError, OSError, KeyError) as exc:
                 reason = f"cannot open: {exc}"
+                self._release()  # its writer must not write into what is rebuilt
         if self.dir.exists() or meta is not None:
             log.warning("sparse index at %s will be rebuilt from SQLite: %s", self.dir, reason)
         self.rebuilt_reason = reason
         self._open(create=True)
 
+    def _release(self) -> None:
+        """Let go of a half-opened index: its writer's threads stop and its lock goes."""
+        writer = self.__dict__.pop("writer", None)
+        self.__dict__.pop("index", None)
+        if writer is not None:
+            with contextlib.suppress(Exception):  # whatever state the damage left it in
+                writer.wait_merging_threads()
+
     def _open(self, *, create: bool) -> None:
         if create:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            for _ in range(3):  # a writer's thread that was still ending may add a file
+                shutil.rmtree(self.dir, ignore_errors=True)
+                if not self.dir.exists():
+                    break
             self.sidecar.unlink(missing_ok=True)
-            self.dir.mkdir(parents=True)
+            self.dir.mkdir(parents=True, exist_ok=True)
         elif not self.dir.exists():
             raise OSError("index directory missing")
         self.index = tantivy.Index(self.schema, path=str(self.dir), reuse=not create)
