@@ -27,7 +27,7 @@ def split(items: list) -> tuple[list[Observation], list[Rejected]]:
 
 def test_every_format_is_registered() -> None:
     assert set(IMPORTERS) == {"ics", "mail", "vcf", "android-sms", "photos", "whatsapp",
-                              "telegram", "csv", "imessage"}
+                              "telegram", "csv", "imessage", "keep"}
 
 
 def test_calendar_expands_recurrences_with_moves_and_cancellations() -> None:
@@ -452,3 +452,32 @@ def test_a_messages_database_read_only(tmp_path: Path) -> None:
     assert [r.where for r in rejected] == ["message 3"]
     assert path.read_bytes() == before  # never written
     assert "not a Messages database" in read("imessage", FIXTURES / "calls.xml", CTX)[0].reason  # type: ignore[union-attr]
+
+
+def test_google_keep_notes_from_takeout(tmp_path: Path) -> None:
+    """Written after Takeout's Keep folder: a note, a checklist, one in the trash, an
+    archived one, and the .html copies beside them."""
+    folder = tmp_path / "Takeout" / "Keep"
+    folder.mkdir(parents=True)
+    edited = int(datetime(2025, 1, 9, 8, 5, tzinfo=UTC).timestamp() * 1e6)
+    notes = {
+        "Dentist.json": {"title": "Dentist", "textContent": "Dr. Lin moved it to\nThursday 4pm",
+                         "userEditedTimestampUsec": edited, "createdTimestampUsec": edited - 9,
+                         "isTrashed": False, "labels": [{"name": "Family"}]},
+        "Groceries.json": {"title": "Groceries", "listContent": [
+            {"text": "milk", "isChecked": False}, {"text": "eggs", "isChecked": True}],
+            "userEditedTimestampUsec": edited + 60_000_000, "isArchived": True},
+        "Old.json": {"title": "Old", "textContent": "gone", "isTrashed": True,
+                     "userEditedTimestampUsec": edited},
+    }
+    for name, note in notes.items():
+        (folder / name).write_text(json.dumps(note), encoding="utf-8")
+        (folder / name.replace(".json", ".html")).write_text("<html></html>")
+    obs, rejected = split(read("keep", tmp_path / "Takeout", CTX))
+    assert [o.text for o in obs] == ["Note: Dentist: Dr. Lin moved it to Thursday 4pm",
+                                     "Note: Groceries: ☐ milk, ☑ eggs"]
+    assert obs[0].ts == datetime(2025, 1, 9, 8, 5, tzinfo=UTC) and obs[0].source == "note"
+    assert obs[0].meta["labels"] == ["Family"] and obs[1].meta["archived"]
+    assert [Path(r.path).name for r in rejected] == ["Old.json"] and "trash" in rejected[0].reason
+    again, _ = split(read("keep", tmp_path / "Takeout", CTX))
+    assert [o.external_id for o in again] == [o.external_id for o in obs]

@@ -5,7 +5,18 @@ Each format is read with the well-kept parser for it (``icalendar`` and
 ``defusedxml``, ``exifread``); they come with the ``import`` extra.
 """
 
-from . import android, calendar, contacts, imessage, mail, photos, table, telegram, whatsapp
+from . import (
+    android,
+    calendar,
+    contacts,
+    imessage,
+    keep,
+    mail,
+    photos,
+    table,
+    telegram,
+    whatsapp,
+)
 from .base import (
     IMPORTERS,
     ImportContext,
@@ -19,7 +30,7 @@ from .base import (
 )
 
 for _module in (contacts, calendar, mail, android, imessage, photos, whatsapp, telegram,
-                table):
+                keep, table):
     register(_module.IMPORTER)
 
 __all__ = ["IMPORTERS", "ImportContext", "ImportFailed", "Importer", "Item", "Rejected",
