@@ -437,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .importers import IMPORTERS
 
     p = sub.add_parser("import", parents=[common], help="import app exports (calendar, mail, "
-                       "contacts, SMS/calls, iMessage, photos, WhatsApp, Telegram, Keep, CSV)",
+                       "contacts, SMS/calls, iMessage, photos, WhatsApp, Telegram, Keep, Timeline, CSV)",
                        description="Kinds: " + "; ".join(f"{i.kind}: {i.help}"
                                                          for i in IMPORTERS.values())
                        + ". " + HANDOFF)

@@ -27,7 +27,7 @@ def split(items: list) -> tuple[list[Observation], list[Rejected]]:
 
 def test_every_format_is_registered() -> None:
     assert set(IMPORTERS) == {"ics", "mail", "vcf", "android-sms", "photos", "whatsapp",
-                              "telegram", "csv", "imessage", "keep"}
+                              "telegram", "csv", "imessage", "keep", "timeline"}
 
 
 def test_calendar_expands_recurrences_with_moves_and_cancellations() -> None:
@@ -481,3 +481,41 @@ def test_google_keep_notes_from_takeout(tmp_path: Path) -> None:
     assert [Path(r.path).name for r in rejected] == ["Old.json"] and "trash" in rejected[0].reason
     again, _ = split(read("keep", tmp_path / "Takeout", CTX))
     assert [o.external_id for o in again] == [o.external_id for o in obs]
+
+
+def test_timeline_visits_of_both_layouts(tmp_path: Path) -> None:
+    """Written after Takeout's Semantic Location History and the on-device export."""
+    history = tmp_path / "Semantic Location History" / "2025"
+    history.mkdir(parents=True)
+    (history / "2025_JANUARY.json").write_text(json.dumps({"timelineObjects": [
+        {"placeVisit": {"location": {"latitudeE7": 312254000, "longitudeE7": 1214700000,
+                                     "placeId": "ChIJlin", "name": "Lin Dental Clinic",
+                                     "address": "1 Huaihai Rd, Shanghai"},
+                        "duration": {"startTimestamp": "2025-01-09T08:00:00Z",
+                                     "endTimestamp": "2025-01-09T09:00:00.000Z"}}},
+        {"activitySegment": {"duration": {"startTimestampMs": "1736413200000"}}},
+        {"placeVisit": {"location": {"placeId": "ChIJold", "name": "Old Cafe"},
+                        "duration": {"startTimestampMs": "1736499600000",
+                                     "endTimestampMs": "1736503200000"}}}]}))
+    obs, rejected = split(read("timeline", tmp_path / "Semantic Location History", CTX))
+    clinic, cafe = obs
+    assert clinic.source == "location" and clinic.ts == datetime(2025, 1, 9, 8, tzinfo=UTC)
+    assert clinic.text.startswith("Visited Lin Dental Clinic (1 Huaihai Rd, Shanghai)")
+    assert clinic.meta["place"] == "Lin Dental Clinic, 1 Huaihai Rd, Shanghai"
+    assert clinic.meta["gps"] == {"lat": 31.2254, "lon": 121.47}
+    assert cafe.ts == datetime(2025, 1, 10, 9, tzinfo=UTC)  # …TimestampMs
+    assert [r.reason for r in rejected] == ["a journey, not a visit"]
+    device = write(tmp_path, "Timeline.json", json.dumps({"semanticSegments": [
+        {"startTime": "2025-01-11T19:00:00.000+08:00", "endTime": "2025-01-11T22:00:00.000+08:00",
+         "visit": {"topCandidate": {"placeId": "ChIJhome", "semanticType": "HOME",
+                                    "placeLocation": {"latLng": "31.2001°, 121.4002°"}}}},
+        {"timelinePath": [{"point": "31.2°, 121.4°", "time": "2025-01-11T18:00:00+08:00"}]}]}))
+    (home,), _ = split(read("timeline", device, CTX))
+    assert home.ts == datetime(2025, 1, 11, 19, tzinfo=UTC8) and "Home" in home.text
+    assert home.meta["gps"] == {"lat": 31.2001, "lon": 121.4002}
+    iphone = write(tmp_path, "location-history.json", json.dumps([
+        {"startTime": "2025-01-12T10:00:00.000+08:00", "endTime": "2025-01-12T11:00:00.000+08:00",
+         "visit": {"topCandidate": {"semanticType": "Inferred Work",
+                                    "placeLocation": "geo:31.230000,121.470000"}}}]))
+    (work,), _ = split(read("timeline", iphone, CTX))
+    assert "Inferred Work" in work.text and work.meta["gps"]["lat"] == 31.23

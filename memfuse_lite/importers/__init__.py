@@ -15,6 +15,7 @@ from . import (
     photos,
     table,
     telegram,
+    timeline,
     whatsapp,
 )
 from .base import (
@@ -30,7 +31,7 @@ from .base import (
 )
 
 for _module in (contacts, calendar, mail, android, imessage, photos, whatsapp, telegram,
-                keep, table):
+                keep, timeline, table):
     register(_module.IMPORTER)
 
 __all__ = ["IMPORTERS", "ImportContext", "ImportFailed", "Importer", "Item", "Rejected",
