@@ -442,7 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                          for i in IMPORTERS.values())
                        + ". " + HANDOFF)
     p.add_argument("kind", choices=sorted(IMPORTERS))
-    p.add_argument("paths", nargs="+", help="export files (a folder for photos)")
+    p.add_argument("paths", nargs="+", help="export files (a folder for photos, keep, timeline)")
     p.add_argument("--db", required=True)
     p.add_argument("--user", required=True, help="whose records these are")
     p.add_argument("--device", default="", help="the device they come from")
