@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   "LLM's pick and the gold held in the first n"),
     "forget": ("bench.forget_cost", "forget latency for one record and a whole source, erasing "
                "the index files or not"),
+    "import": ("bench.import_corpus", "import every export file of a folder: per-file counts "
+               "and reasons"),
     "identity": ("bench.identity", "records the old duplicate key dropped, per dataset"),
     "reliability": ("bench.reliability", "crashes, corruption, fuzzing, isolation, forgetting"),
     "report": ("bench.report", "render bench/RESULTS.md and plots from bench/results/"),

@@ -519,3 +519,12 @@ def test_timeline_visits_of_both_layouts(tmp_path: Path) -> None:
                                     "placeLocation": "geo:31.230000,121.470000"}}}]))
     (work,), _ = split(read("timeline", iphone, CTX))
     assert "Inferred Work" in work.text and work.meta["gps"]["lat"] == 31.23
+
+
+def test_bench_import_surveys_a_folder_of_exports(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.import_corpus import survey
+
+    rows = {r["file"]: r for r in survey(FIXTURES, CTX)}
+    assert rows["mail.mbox"]["kind"] == "mail" and rows["mail.mbox"]["read"] == 3
+    assert rows["broken.ics"]["read"] == 0 and rows["broken.ics"]["rejected"] == 1
+    assert rows["sms.xml"]["kind"] == "android-sms" and rows["sms.xml"]["reasons"]
