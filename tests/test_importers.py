@@ -281,6 +281,15 @@ def test_whatsapp_dates_of_phones_in_other_languages(tmp_path: Path, lines: str,
     assert isinstance(msg, Observation) and msg.ts == when.replace(tzinfo=UTC8)
 
 
+def test_whatsapp_a_message_with_no_space_after_the_colon(tmp_path: Path) -> None:
+    path = write(tmp_path, "WhatsApp Chat with Ana.txt", (
+        "09/01/2025, 08:05 - Ana:.\n09/01/2025, 08:06 - Ana Silva:ok\n"
+        "09/01/2025, 08:07 - Ana changed the group description:new trip\n"))
+    obs, rejected = split(read("whatsapp", path, CTX))
+    assert [o.text for o in obs] == ["Ana: .", "Ana Silva: ok"]
+    assert len(rejected) == 1 and "notice" in rejected[0].reason
+
+
 def test_whatsapp_notices_are_not_messages(tmp_path: Path) -> None:
     path = write(tmp_path, "WhatsApp Chat - Family.txt", (
         "[12/01/25, 14:05:33] Family: \u200eMessages and calls are end-to-end encrypted.\n"

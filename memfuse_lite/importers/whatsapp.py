@@ -23,7 +23,11 @@ _LINE = re.compile(
     r"(?P<h>\d{1,2})[:.](?P<m>\d{2})(?:[:.](?P<s>\d{2}))?\s*(?P<ampm>[AaPp]\.?\s?[Mm]\.?)?"
     r"\]?\s*(?:-\s)?\s*(?P<rest>.*)$")
 NOTICE_MARK = "\u200e"
-_SENDER = re.compile(r"^(?P<who>[^:]{1,80}):\s(?P<text>.*)$", re.S)
+_SENDER = re.compile(r"^(?P<who>[^:]{1,80}):(?P<space>\s?)(?P<text>.*)$", re.S)
+NAME_WORDS = 4
+"""Some exports write "Ana:." with no space after the colon; a sender so written has at
+most this many words (a notice with a colon in it has more: "Ana changed the group
+description:")."""
 
 
 def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
@@ -46,6 +50,9 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
         body = "\n".join([m["rest"], *lines[n:end]]).strip()
         where = f"line {n}"
         sender = _SENDER.match(body)
+        if sender is not None and not sender["space"] and (
+                len(sender["who"].split()) > NAME_WORDS or not sender["text"].strip()):
+            sender = None
         if sender is None or sender["text"].startswith(NOTICE_MARK):
             # iPhone exports write notices ("Messages and calls are end-to-end encrypted",
             # "Ana created group") under the chat's name, marked by a left-to-right mark
