@@ -19,7 +19,7 @@ from .memory import MemFuse, parse_ref
 from .ops.reembed import reembed
 from .records import Observation
 from .retrieve.registry import PIPELINES, names
-from .retrieve.search import check_now
+from .timeutil import time_argument
 
 
 def _config(args: argparse.Namespace) -> MemFuseConfig:
@@ -195,7 +195,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             return 0
         if not args.query or not args.viewer:
             raise InvalidQuery("search: give a query and --viewer, or --queries FILE")
-        now = check_now(args.now, "--now")
+        now = time_argument(args.now, "--now")
         res = mem.search(args.query, viewer=args.viewer, k=args.k, now=now,
                          pipeline=args.pipeline)
         if args.json:
@@ -219,7 +219,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         config = replace(config, answer_llm=args.llm)
-    now = check_now(args.now, "--now")
+    now = time_argument(args.now, "--now")
 
     async def run() -> Any:
         mem = MemFuse(args.db, config=config, create=False)

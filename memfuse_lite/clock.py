@@ -18,9 +18,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import InvalidConfig, InvalidQuery
+from .errors import InvalidConfig
 from .records import Observation
-from .timeutil import parse_ts
+from .timeutil import time_argument
 
 LEGACY_ZONE = "UTC"
 """The zone a memory made before home zones read offset-less times in."""
@@ -70,17 +70,8 @@ class Clock:
     def instant(self, value: object, what: str) -> datetime | None:
         """A ``now``/``before``-style argument (a datetime, an ISO-8601 string or None) as
         an instant; anything else is an :class:`InvalidQuery` naming ``what``."""
-        if value is None:
-            return None
-        if isinstance(value, datetime):
-            return self.localise(value)
-        if isinstance(value, str):
-            try:
-                return self.localise(parse_ts(value))
-            except ValueError as exc:
-                raise InvalidQuery(f"{what}: {exc}") from exc
-        raise InvalidQuery(f"{what} must be a datetime or an ISO-8601 string, not "
-                           f"{type(value).__name__}")
+        found = time_argument(value, what)
+        return None if found is None else self.localise(found)
 
     def observation(self, obs: Observation) -> Observation:
         """``obs`` with its time as an instant (an id made from its identity is made

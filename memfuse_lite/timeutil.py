@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from .errors import InvalidQuery
+
 MIN_YEAR = 1900
 MAX_YEAR = 2200
 
@@ -41,6 +43,21 @@ def parse_ts(value: object) -> datetime:
     if not MIN_YEAR <= dt.year <= MAX_YEAR:
         raise ValueError(f"year {dt.year} outside {MIN_YEAR}..{MAX_YEAR}")
     return dt
+
+
+def time_argument(value: object, what: str) -> datetime | None:
+    """A ``now``/``before``-style argument: a datetime, an ISO-8601 string or None (no
+    bound); anything else is an :class:`~memfuse_lite.errors.InvalidQuery` naming
+    ``what``."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_ts(value)
+        except ValueError as exc:
+            raise InvalidQuery(f"{what}: {exc}") from exc
+    raise InvalidQuery(f"{what} must be a datetime or an ISO-8601 string, not "
+                       f"{type(value).__name__}")
 
 
 def to_epoch(dt: datetime) -> float:

@@ -300,7 +300,7 @@ def test_a_forget_interrupted_while_the_text_index_is_rewritten_is_repaired_on_o
     oid = mem.engine.store.observation_id("ana", "chat", "z11")
     assert oid is not None
 
-    def killed(self: TantivyIndex, *args: object) -> None:
+    def killed(self: TantivyIndex, *args: object, **kwargs: object) -> None:
         raise RuntimeError("killed while writing the text index")
 
     monkeypatch.setattr(TantivyIndex, step, killed)

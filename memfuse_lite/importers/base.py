@@ -11,9 +11,10 @@ before anything from them is ingested.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -117,6 +118,20 @@ def read(kind: str, path: Path, ctx: ImportContext) -> list[Item]:
     except Exception as exc:  # a reader's own failure on an odd file costs that file only
         log.warning("the %s importer failed on %s", kind, path, exc_info=True)
         return [Rejected(str(path), "", f"could not be read ({type(exc).__name__}: {exc})")]
+
+
+def json_files(path: Path, what: str) -> Iterator[tuple[Path, Any]]:
+    """(file, its decoded JSON) for one ``.json`` file, or for each under a folder (an
+    export of many files: Takeout's Keep notes, a Timeline's months); a file that cannot
+    be decoded comes with a :class:`Rejected` in place of its data."""
+    files = [path] if path.is_file() else sorted(path.rglob("*.json"))
+    if not files:
+        raise ImportFailed(f"no {what} (.json files) found")
+    for file in files:
+        try:
+            yield file, json.loads(file.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            yield file, Rejected(str(file), "", f"unreadable: {exc}")
 
 
 def stable_id(*parts: object) -> str:

@@ -8,26 +8,20 @@ its labels kept in ``meta``. Notes in the trash are rejected; archived ones are 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+from .base import ImportContext, Importer, Item, Rejected, json_files, stable_id
 
 
 def read_keep(path: Path, ctx: ImportContext) -> list[Item]:
     """Every note of a Keep folder (or one note's ``.json`` file)."""
-    files = [path] if path.is_file() else sorted(path.rglob("*.json"))
-    if not files:
-        raise ImportFailed("no Keep notes (.json files) found")
     out: list[Item] = []
-    for file in files:
-        try:
-            note = json.loads(file.read_text(encoding="utf-8-sig"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            out.append(Rejected(str(file), "", f"unreadable note: {exc}"))
+    for file, note in json_files(path, "Keep notes"):
+        if isinstance(note, Rejected):
+            out.append(note)
             continue
         if not isinstance(note, Mapping) or not ({"textContent", "listContent", "title"}
                                                  & set(note)):

@@ -10,29 +10,23 @@ Journeys (activity segments, paths) are rejected: they are not visits.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+from .base import ImportContext, Importer, Item, Rejected, json_files, stable_id
 
 _LATLNG = re.compile(r"(-?\d+(?:\.\d+)?)°?\s*,\s*(-?\d+(?:\.\d+)?)°?")
 
 
 def read_timeline(path: Path, ctx: ImportContext) -> list[Item]:
     """Every visit of one Timeline file, or of every ``.json`` file in a folder."""
-    files = [path] if path.is_file() else sorted(path.rglob("*.json"))
-    if not files:
-        raise ImportFailed("no Timeline files (.json) found")
     out: list[Item] = []
-    for file in files:
-        try:
-            data = json.loads(file.read_text(encoding="utf-8-sig"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            out.append(Rejected(str(file), "", f"unreadable: {exc}"))
+    for file, data in json_files(path, "Timeline files"):
+        if isinstance(data, Rejected):
+            out.append(data)
             continue
         segments = list(_segments(data))
         if not segments:

@@ -21,26 +21,24 @@ from ..fusion.runtime import (
     mark_documents_stale,
 )
 from ..records import ForgetResult
-from ..retrieve.search import check_now
 from ..store.forget import delete_observations, select_observations
 from ..timeutil import to_epoch
-from .indexes import rewrite_segments
 
 log = logging.getLogger("memfuse_lite")
 
 
 def forget(engine: Engine, *, observation: int | Sequence[int] | None = None,
            source: str | None = None, user: str | None = None,
-           before: datetime | str | None = None) -> ForgetResult:
-    """Delete the observations matching every given criterion, and what came from them."""
+           before: datetime | None = None) -> ForgetResult:
+    """Delete the observations matching every given criterion, and what came from them
+    (``before``: an instant, as :meth:`memfuse_lite.MemFuse.forget` makes it)."""
     if observation is None and source is None and user is None and before is None:
         raise InvalidQuery("forget() needs observation, source, user or before")
     if isinstance(observation, bool) or (observation is not None and not isinstance(
             observation, int | list | tuple)):
         raise InvalidQuery("observation must be an observation id or a list of ids")
     ids = [observation] if isinstance(observation, int) else observation
-    when = check_now(before, "before")
-    cutoff = to_epoch(when) if when is not None else None
+    cutoff = to_epoch(before) if before is not None else None
     store = engine.store
     with engine.lock:
         with store.atomic() as db:
@@ -53,20 +51,22 @@ def forget(engine: Engine, *, observation: int | Sequence[int] | None = None,
                 mark_documents_stale(db)
         erase = engine.config.index.erase_on_forget
         engine.dense.remove(gone.events)
-        if erase:  # the touched fused memories' documents are written from SQLite too
-            rewrite_segments(store, engine.text, gone.events,
-                             set(gone.fused_removed) | set(gone.fused_changed))
+        if erase:  # the old documents of the touched fused memories held forgotten text
+            engine.text.erase_documents(gone.events, sorted({*gone.fused_removed,
+                                                             *gone.fused_changed}))
         else:
             engine.text.remove(gone.events)
         if engine.fusion is not None:
-            engine.fusion.apply(change, None if erase else engine.text)
+            engine.fusion.apply(change, engine.text)
             with store.reading() as db:
                 engine.fusion.agent.load_zone(db)
-        elif not erase:
+        else:
             apply_documents(change, engine.text)
         compacted = engine.dense.compact_if_worthwhile(store.index_rows)
-        if erase and not compacted:
-            engine.dense.erase()
+        if erase:
+            engine.text.erase()
+            if not compacted:
+                engine.dense.erase()
         for index in engine.indexes:
             index.persist()
         store.meta_delete(FUSED_DOCS_DIRTY)

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
 
-from ..fusion.summary import document_of
-from ..index.base import TextIndex
 from ..index.factory import Indexes
-from ..store import fused as fused_sql
 from ..store.sqlite import Store
 
 log = logging.getLogger("memfuse_lite")
@@ -49,9 +45,10 @@ def catch_up(store: Store, indexes: Indexes) -> bool:
                 index.add(store.index_rows_of(missing, vectors=index is indexes.dense))
                 behind += len(missing)
         if stale and index is indexes.text:
-            rewrite_segments(store, indexes.text, sorted(stale), ())
+            indexes.text.erase_documents(sorted(stale), ())
         elif stale:
             index.remove(sorted(stale))
+        if stale:
             index.erase()
         if behind and index is indexes.text:
             text_refilled = True
@@ -72,17 +69,3 @@ def rebuild(store: Store, indexes: Indexes) -> bool:
         index.reset()
     return catch_up(store, indexes)
 
-
-def rewrite_segments(store: Store, text: TextIndex, events: Sequence[int],
-                     fused: Collection[int]) -> None:
-    """Remove these events' documents and the fused memories' old ones so that nothing of
-    them stays in the text index's files
-    (:meth:`~memfuse_lite.index.base.TextIndex.erase_documents`), then write the fused
-    memories the store still has from SQLite (a forget changed their members)."""
-    text.erase_documents(sorted(set(events)), sorted(set(fused)))
-    with store.reading() as db:
-        alive = set(fused_sql.fused_ids(db))
-        docs = [(fid, *document_of(fused_sql.member_rows(db, fid)))
-                for fid in sorted(set(fused) & alive)]
-    text.upsert_fused(docs)
-    text.erase()

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidQuery
 from ..records import SearchResult
-from ..timeutil import parse_ts
 from .base import Context, Request
 from .registry import PIPELINES
 
@@ -40,19 +39,6 @@ def check_query(query: object, viewer: object, k: int, pipeline: str) -> str:
     return query
 
 
-def check_now(now: object, what: str = "now") -> datetime | None:
-    """``now`` as a datetime: a datetime, an ISO-8601 string or None (no bound)."""
-    if now is None or isinstance(now, datetime):
-        return now
-    if isinstance(now, str):
-        try:
-            return parse_ts(now)
-        except ValueError as exc:
-            raise InvalidQuery(f"{what}: {exc}") from exc
-    raise InvalidQuery(f"{what} must be a datetime or an ISO-8601 string, not "
-                       f"{type(now).__name__}")
-
-
 class Searcher:
     """Runs pipelines from the registry over one engine."""
 
@@ -67,7 +53,6 @@ class Searcher:
         k = cfg.final_k if k is None else k
         pipeline = pipeline or cfg.default_pipeline
         check_query(query, viewer, k, pipeline)
-        now = check_now(now)
         chosen = PIPELINES[pipeline]
         if chosen.needs_fusion and self.engine.fusion is None:
             raise InvalidQuery(f"pipeline {pipeline!r} needs fusion enabled")

@@ -71,8 +71,22 @@ def _copy_of(obs: Observation, stored: Row) -> bool:
 
 
 def _visibility_load(text: str) -> Visibility:
+    """A visibility column's value (a JSON string, or a list of users)."""
     value = json.loads(text)
     return tuple(value) if isinstance(value, list) else str(value)
+
+
+def _index_columns(vectors: bool) -> str:
+    """The columns of :func:`_index_record` (no embedding unless ``vectors``)."""
+    return (f"id, text, audience, ts_epoch, {'embedding' if vectors else 'NULL'}, user, "
+            "source, event_start")
+
+
+def _index_record(r: Row) -> EventRecord:
+    """An event as a derived index reads it, from ``SELECT`` :func:`_index_columns`."""
+    return EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
+                       embedding=None if r[4] is None else np.frombuffer(r[4], np.float32),
+                       user=r[5], source=r[6], event_start=r[7], ts="")
 
 
 class Store:
@@ -332,7 +346,6 @@ class Store:
             if oid not in rows:
                 continue
             _, source, ext, user, device, ts, text, meta, vis = rows[oid]
-            visibility = json.loads(vis)
             obs = Observation(
                 source=source,
                 external_id=ext,
@@ -341,7 +354,7 @@ class Store:
                 ts=ts,
                 text=text,
                 meta=json.loads(meta),
-                visibility=tuple(visibility) if isinstance(visibility, list) else visibility,
+                visibility=_visibility_load(vis),
             )
             out.append(StoredObservation(oid, obs))
         return out
@@ -364,38 +377,28 @@ class Store:
         """Events with id > ``after`` for a derived index, in id order, in batches
         (without their embeddings unless ``vectors``: describing filters needs none)."""
         last = after
-        column = "embedding" if vectors else "NULL"
         while True:
             with self.reading() as db:
                 rows: list[Row] = db.execute(
-                    f"SELECT id, text, audience, ts_epoch, {column}, user, source, event_start"
-                    " FROM events WHERE id > ? ORDER BY id LIMIT ?",
+                    f"SELECT {_index_columns(vectors)} FROM events WHERE id > ?"
+                    " ORDER BY id LIMIT ?",
                     (last, batch),
                 ).fetchall()
             if not rows:
                 return
-            yield [
-                EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
-                            embedding=np.frombuffer(r[4], np.float32) if vectors else None,
-                            user=r[5], source=r[6], event_start=r[7], ts="")
-                for r in rows
-            ]
+            yield [_index_record(r) for r in rows]
             last = rows[-1][0]
 
     def index_rows_of(self, ids: Sequence[int], *, vectors: bool = False
                       ) -> list[EventRecord]:
         """The stored events among ``ids`` as :meth:`index_rows` gives them."""
         rows: list[Row] = []
-        column = "embedding" if vectors else "NULL"
         with self.reading() as db:
             for chunk in chunks(sorted(ids), 500):
                 rows += db.execute(
-                    f"SELECT id, text, audience, ts_epoch, {column}, user, source, event_start"
-                    f" FROM events WHERE id IN ({marks(chunk)}) ORDER BY id",
-                    tuple(chunk)).fetchall()
-        return [EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
-                            embedding=np.frombuffer(r[4], np.float32) if vectors else None,
-                            user=r[5], source=r[6], event_start=r[7], ts="") for r in rows]
+                    f"SELECT {_index_columns(vectors)} FROM events"
+                    f" WHERE id IN ({marks(chunk)}) ORDER BY id", tuple(chunk)).fetchall()
+        return [_index_record(r) for r in rows]
 
     def vectors(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The stored embeddings of events: (the ids found, their vectors as rows, in the
