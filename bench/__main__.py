@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),
+    "ask-every": ("bench.ask_every", "every question of every dataset through ask: exceptions "
+                  "and empty answers"),
     "citations": ("bench.citations",
                   "multiple-choice citations: the cited record against search's first, an "
                   "LLM's pick and the gold held in the first n"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -46,3 +48,41 @@ def operation_of(schema: Mapping[str, Any]) -> str:
         if marker in keys:
             return op
     return "extract"
+
+
+class UnrulyLLM(LLM):
+    """Fake LLM that answers every call with values of the shape its schema asks for, drawn
+    at random (seeded by the prompt, so a run repeats): copies of the prompt's words, record
+    numbers in and out of range, empty strings, letters outside the options. For tests that
+    an engine step survives whatever a model returns."""
+
+    model_id = "fake-unruly"
+    n_ctx = 4096
+
+    def _complete(self, messages: Sequence[Message], *, max_tokens: int,
+                  schema: Mapping[str, Any] | None, temperature: float) -> Completion:
+        prompt = "\n".join(m["content"] for m in messages)
+        rng = random.Random(hashlib.sha256(prompt.encode()).digest())
+        words = prompt.split() or ["nothing"]
+        value = {key: _unruly(rng, spec, words)
+                 for key, spec in ((schema or {}).get("properties") or {}).items()}
+        return Completion(json.dumps(value, ensure_ascii=False),
+                          Usage(len(prompt) // 4, 8, 1), 0.0)
+
+
+def _unruly(rng: random.Random, spec: Mapping[str, Any], words: list[str]) -> Any:
+    """One value of the JSON type ``spec`` names, often an unlikely one."""
+    if "enum" in spec:
+        return rng.choice([*spec["enum"], "Z", ""])
+    kind = spec.get("type")
+    if kind == "array":
+        return [_unruly(rng, spec.get("items") or {"type": "integer"}, words)
+                for _ in range(rng.randrange(0, 5))]
+    if kind == "integer":
+        return rng.choice([0, 1, 2, 3, -1, 99, rng.randrange(1, 30)])
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "number":
+        return rng.uniform(-1, 2)
+    start = rng.randrange(len(words))
+    return rng.choice(["", " ".join(words[start:start + rng.randrange(1, 40)])])

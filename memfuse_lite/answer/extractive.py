@@ -135,6 +135,8 @@ def _latest_episode(current: list[Hit], words: set[str]) -> list[Hit]:
     birthday cake."""
     top, first = current[0], key_words_held(words, current[0])
     like = [h for h in current if _alike(top, h, words, first, days=math.inf)]
+    if not like:  # the best record holds fewer than two of the question's key words
+        return current
     last = max(epoch_of(h.provenance[0].ts) for h in like)
 
     def earlier(h: Hit) -> bool:
