@@ -188,7 +188,9 @@ def lifebench_questions(lang: str, *, person: str = PERSON, user: str | None = N
                "category": q.get("question_type", ""), "evidence": evidence,
                "answer": q.get("answer", ""), "question": question,
                "options": [str(o["option"]) for o in q.get("options") or []],
-               "choices": {str(o["option"]): str(o["content"]) for o in q.get("options") or []}}
+               "choices": {str(o["option"]): str(o["content"]) for o in q.get("options") or []},
+               "score_points": [(str(p.get("description", "")), float(p.get("score") or 1))
+                                for p in q.get("score_points") or []]}
 
 
 _SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) (\w+),? (\d{4})", re.I)

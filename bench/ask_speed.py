@@ -36,6 +36,7 @@ from .adapters import (
     lifebench_observations,
     lifebench_questions,
 )
+from .checklist import checklist_score
 from .common import RESULTS, percentiles, write_result
 from .gen.text import contains_item
 from .generate import SMALL, load
@@ -53,6 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pipelines", nargs="+", default=["fused", "agentic"])
     ap.add_argument("--mc", action="store_true",
                     help="LifeBench multiple-choice questions only (reports accuracy)")
+    ap.add_argument("--open", action="store_true",
+                    help="LifeBench open questions only (those with a scoring checklist)")
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--llms", nargs="*", default=["smollm2-135m", "qwen2.5-coder-0.5b"])
     ap.add_argument("--evidence-tokens", type=int, default=None,
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.dataset == "generated":
         path, name = OUT / "generated-s7", "generated"
+        baseline_checklist = None
         build(path, load(SMALL, "observations.jsonl")).close()
         pool = load(SMALL, "questions.jsonl")
         questions = [pool[i] for i in range(0, len(pool), max(1, len(pool) // args.questions))
@@ -71,14 +75,17 @@ def main(argv: list[str] | None = None) -> None:
         path = OUT / name
         build(path, lifebench_observations(args.lang, person=args.person)).close()
         questions = [q for q in lifebench_questions(args.lang, person=args.person)
-                     if q["evidence"]
-                     and (not args.mc or q["options"])][: args.questions]
-        name += "-mc" if args.mc else ""
+                     if q["evidence"] and (not args.mc or q["options"])
+                     and (not args.open or q["score_points"])][: args.questions]
+        name += "-mc" if args.mc else "-open" if args.open else ""
+        records = {(o["source"], str(o["external_id"])): o["text"]
+                   for o in lifebench_observations(args.lang, person=args.person)}
+        baseline_checklist = evidence_checklist(questions, records)
     if args.evidence_tokens is not None:
         name += f"-evidence-{args.evidence_tokens}"
     rows: list[dict[str, Any]] = []
     per_question: list[dict[str, Any]] = []
-    baseline = mc_baselines(questions)
+    baseline = {**mc_baselines(questions), "checklist_evidence_ceiling": baseline_checklist}
     for llm, pipeline in itertools.product([None, *args.llms], args.pipelines):
         base = MemFuse(path)
         config = replace(base.config, answer_llm=llm)
@@ -110,7 +117,10 @@ def main(argv: list[str] | None = None) -> None:
               f"citation P/R {row['citation_precision']}/{row['citation_recall']}, "
               f"checklist {row['answer_checklist']}, LLM answers kept "
               f"{row['llm_answers_kept']}, multiple choice {row['mc_accuracy']} "
-              f"(chance {row['mc_chance']}, most frequent letter {row['mc_majority']})",
+              f"(chance {row['mc_chance']}, most frequent letter {row['mc_majority']}; the "
+              f"model's own letters {row['model_letter_accuracy']}), checklist ceiling of "
+              f"the gold records {row['checklist_evidence_ceiling']}; not kept: "
+              f"{row['not_kept']}",
               flush=True)
     write_result(f"ask-{name}", {
         "command": "python3 -m bench ask " + " ".join(argv or []),
@@ -118,6 +128,16 @@ def main(argv: list[str] | None = None) -> None:
     out = RESULTS / f"ask-{name}-questions.jsonl"
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in per_question))
     print(f"wrote {out}")
+
+
+def evidence_checklist(questions: list[dict[str, Any]],
+                       records: dict[tuple[str, str], str]) -> float | None:
+    """The mean checklist score of the gold evidence records joined, as if they were the
+    answer: what answering from the evidence alone could reach (open LifeBench questions)."""
+    scores = [checklist_score(" ".join(records.get((s, i), "") for s, i in q["evidence"]),
+                              q["score_points"], q["question"], q["answer"])
+              for q in questions if q.get("score_points")]
+    return round(sum(scores) / len(scores), 3) if scores else None
 
 
 def mc_baselines(questions: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -146,13 +166,17 @@ class Scores:
     any_gold: int = 0
     checklist: list[float] = field(default_factory=list)
     choices: list[float] = field(default_factory=list)
+    model_letters: list[float] = field(default_factory=list)
     modes: list[str] = field(default_factory=list)
+    not_kept: Counter[str] = field(default_factory=Counter)
     records: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, q: dict[str, Any], answer: Answer, llm: str, pipeline: str) -> dict[str, Any]:
         """Score one answer; returns its per-question record."""
         self.latencies.append(answer.latency_ms)
         self.modes.append(answer.mode)
+        if answer.rejected is not None:
+            self.not_kept[answer.rejected.reason] += 1
         self.prompt += answer.usage.prompt_tokens
         self.completion += answer.usage.completion_tokens
         self.calls += answer.usage.calls
@@ -169,13 +193,24 @@ class Scores:
                                   "cited": sorted(map(list, cited)),
                                   "gold": sorted(map(list, gold)),
                                   "latency_ms": round(answer.latency_ms, 1)}
+        if answer.rejected is not None:
+            record.update(model_answer=answer.rejected.text, not_kept=answer.rejected.reason)
         if q.get("choices"):
             right = float(answer.choice == q["answer"])
             self.choices.append(right)
             record.update(choice=answer.choice, expected=q["answer"], correct=bool(right))
+            own = answer.rejected.choice if answer.rejected is not None else \
+                answer.choice if answer.mode == "llm" else None
+            if answer.mode != "extractive":
+                self.model_letters.append(float(own == q["answer"]))
+                record["model_choice"] = own
         if q.get("checklist"):
             share = sum(contains_item(answer.text, item) for item in q["checklist"]) / \
                 len(q["checklist"])
+            self.checklist.append(share)
+            record["checklist"] = round(share, 3)
+        elif q.get("score_points"):
+            share = checklist_score(answer.text, q["score_points"], q["question"], q["answer"])
             self.checklist.append(share)
             record["checklist"] = round(share, 3)
         self.records.append(record)
@@ -222,5 +257,8 @@ class Scores:
                 if self.checklist else None,
                 "mc_accuracy": round(sum(self.choices) / len(self.choices), 3)
                 if self.choices else None,
+                "model_letter_accuracy": round(sum(self.model_letters) / len(self.model_letters),
+                                               3) if self.model_letters else None,
+                "not_kept": dict(self.not_kept.most_common()),
                 "llm_answers_kept": round(self.modes.count("llm") / n, 3)
                 if "extractive" not in self.modes else None}

@@ -4,7 +4,8 @@ Observations from many apps, devices and people go in (``MemFuse.ingest``); sear
 come back with evidence that traces to the exact source records.
 """
 
-from .answer import Answer, Citation
+from .answer import Answer, Citation, Rejected
+from .answer.stream import AnswerStream
 from .config import FusionConfig, IndexConfig, IngestConfig, MemFuseConfig, RetrievalConfig
 from .embed import Embedder, EmbedderInfo, OnnxEmbedder
 from .errors import (
@@ -42,6 +43,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer",
+    "AnswerStream",
     "AtomicEvent",
     "Citation",
     "Edge",
@@ -72,6 +74,7 @@ __all__ = [
     "Observation",
     "OnnxEmbedder",
     "Provenance",
+    "Rejected",
     "RetrievalConfig",
     "SearchResult",
     "SourceProfile",

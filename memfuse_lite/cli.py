@@ -221,11 +221,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
         config = replace(config, answer_llm=args.llm)
     now = time_argument(args.now, "--now")
 
+    streaming = args.stream and not args.json
+
     async def run() -> Any:
         mem = MemFuse(args.db, config=config, create=False)
         try:
-            return await mem.ask(args.question, viewer=args.viewer, now=now,
-                                 pipeline=args.pipeline, k=args.k)
+            if not streaming:
+                return await mem.ask(args.question, viewer=args.viewer, now=now,
+                                     pipeline=args.pipeline, k=args.k)
+            stream = mem.ask_stream(args.question, viewer=args.viewer, now=now,
+                                    pipeline=args.pipeline, k=args.k)
+            written = []
+            async for piece in stream:
+                written.append(piece)
+                print(piece, end="", flush=True)
+            print()
+            answer = stream.answer
+            shown = "".join(written)
+            if answer.text != shown:
+                # the support check kept something else than what was streamed
+                if answer.rejected is not None and answer.mode == "fallback":
+                    print(f"(not kept: {answer.rejected.reason}; instead:)")
+                    print(answer.text)
+                else:
+                    print(answer.text.removeprefix(shown).strip())
+            return answer
         finally:
             mem.close()
 
@@ -233,7 +253,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(answer_json(answer))
         return 0
-    print(answer.text)
+    if not streaming:
+        print(answer.text)
     for c in answer.citations:
         for p in c.provenance:
             print(f"  [{c.event_id}] ← {p.source} #{p.external_id} · {p.user} · "
@@ -512,6 +533,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline", choices=names(grounded=True), default="fused")
     p.add_argument("--llm", help="GGUF name or path that writes the answer (default: none, "
                                  "an extractive answer)")
+    p.add_argument("--stream", action="store_true",
+                   help="print the model's answer as it writes it, then what the support "
+                        "check kept")
     p.add_argument("--json", action="store_true")
     p.add_argument("question")
     p.set_defaults(func=cmd_ask)

@@ -71,6 +71,9 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     """An answer with its citations and evidence (``memfuse ask --json``, MCP ``ask``)."""
     return {"question": answer.question, "answer": answer.text, "known": answer.known,
             "mode": answer.mode, "choice": answer.choice,
+            "rejected": None if answer.rejected is None else {
+                "answer": answer.rejected.text, "reason": answer.rejected.reason,
+                "choice": answer.rejected.choice},
             "citations": [{"event_id": c.event_id,
                            "provenance": [p.to_json() for p in c.provenance]}
                           for c in answer.citations],

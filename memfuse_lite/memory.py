@@ -10,13 +10,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
 from .answer import Answer, Citation, compose
+from .answer.stream import AnswerStream
 from .config import MemFuseConfig
 from .embed.base import Embedder
 from .engine import Engine, open_engine, owner_running, refresh
@@ -353,6 +354,31 @@ class MemFuse:
         ``choices`` (letter → option text) makes it a multiple-choice question: the answer's
         ``choice`` is one of the letters."""
         self._check_open()
+        self._check_ask(pipeline, choices)
+        now = self.instant(now, "now")
+        return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k, choices)
+
+    def ask_stream(
+        self,
+        question: str,
+        *,
+        viewer: str,
+        now: datetime | None = None,
+        pipeline: str = "fused",
+        k: int | None = None,
+        choices: Mapping[str, str] | None = None,
+    ) -> AnswerStream:
+        """:meth:`ask`, with the model's answer streamed as it writes it: ``async for piece
+        in stream`` yields its text, then ``stream.answer`` is the checked :class:`Answer`
+        (see :class:`~memfuse_lite.answer.stream.AnswerStream`)."""
+        self._check_open()
+        self._check_ask(pipeline, choices)
+        instant = self.instant(now, "now")
+        return AnswerStream(lambda push: self._ask(question, viewer, instant, pipeline, k,
+                                                   choices, on_answer=push))
+
+    @staticmethod
+    def _check_ask(pipeline: str, choices: Mapping[str, str] | None) -> None:
         if pipeline not in PIPELINES or not PIPELINES[pipeline].grounded:
             raise InvalidQuery(f"ask() needs a grounded pipeline: "
                                f"{' or '.join(names(grounded=True))}")
@@ -361,18 +387,18 @@ class MemFuse:
                 or not all(isinstance(a, str) and a.strip() and isinstance(b, str)
                            for a, b in choices.items())):
             raise InvalidQuery("choices must map 2 to 26 option letters to option texts")
-        now = self.instant(now, "now")
-        return await asyncio.to_thread(self._ask, question, viewer, now, pipeline, k, choices)
 
     def _ask(self, question: str, viewer: str, now: datetime | None, pipeline: str,
-             k: int | None, choices: Mapping[str, str] | None = None) -> Answer:
+             k: int | None, choices: Mapping[str, str] | None = None,
+             on_answer: Callable[[str], None] | None = None) -> Answer:
         t0 = time.perf_counter()
         llm = self._answer_llm()
         before = llm.meter.total() if llm is not None else Usage()
         result = self.search(question, viewer=viewer, now=now, pipeline=pipeline, k=k)
         draft = compose(question, result.hits, result.fused, now, llm, choices,
                         embed=self._engine.embedder.embed if choices else None,
-                        evidence_tokens=self.config.answer_evidence_tokens)
+                        evidence_tokens=self.config.answer_evidence_tokens,
+                        on_answer=on_answer)
         by_id = {h.event_id: h for h in result.hits}
         usage = Usage()
         if llm is not None:
@@ -385,7 +411,7 @@ class MemFuse:
                       evidence=result.hits, fused=result.fused, pipeline=pipeline,
                       rounds=result.rounds, usage=usage,
                       latency_ms=(time.perf_counter() - t0) * 1000.0, choice=draft.choice,
-                      mode=draft.mode)
+                      mode=draft.mode, rejected=draft.rejected)
 
     def _answer_llm(self) -> LLM | None:
         return self._engine.llms.optional(self.config.answer_llm)

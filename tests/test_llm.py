@@ -140,3 +140,18 @@ def test_token_meter_sums_per_operation() -> None:
     meter.add("plan", Usage(1, 1, 1))
     assert meter.snapshot()["fuse"] == Usage(15, 3, 2)
     assert meter.total() == Usage(16, 4, 3)
+
+
+def test_a_streamed_completion_writes_the_same_text_piece_by_piece(llm: LlamaCppLLM) -> None:
+    messages = [{"role": "system", "content": "Extract the event from the message as JSON."},
+                {"role": "user", "content": "Mom: the clinic moved my dentist to Thursday 4pm."}]
+    whole = llm.complete(messages, max_tokens=96, schema=SCHEMA)
+    pieces: list[str] = []
+    streamed = llm.complete(messages, max_tokens=96, schema=SCHEMA, on_text=pieces.append)
+    assert streamed.text == whole.text == "".join(pieces)
+    assert len([p for p in pieces if p]) > 3
+    assert streamed.usage.completion_tokens == whole.usage.completion_tokens
+    assert streamed.usage.prompt_tokens == whole.usage.prompt_tokens
+    what: list[str] = []
+    value, _ = llm.complete_json(messages, SCHEMA, max_tokens=96, on_field=("what", what.append))
+    assert "".join(what) == value["what"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,7 +29,17 @@ from .extractive import (
     replaces,
 )
 from .order import for_answer
-from .support import claim_of, echoes, matches, resting_on, stands, supported
+from .support import (
+    ECHO,
+    MODEL_FAILED,
+    OPTION_NOT_STATED,
+    claim_of,
+    echoes,
+    matches,
+    objection,
+    resting_on,
+    supported,
+)
 from .wording import ASKS_VALUE, parts_asked
 
 log = logging.getLogger("memfuse_lite.answer")
@@ -41,6 +51,18 @@ class Citation:
 
     event_id: int
     provenance: tuple[Provenance, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A model's answer that gave way to the extractive one, and why."""
+
+    text: str
+    """What the model answered ("" when it failed)."""
+    reason: str
+    """One of :data:`~memfuse_lite.answer.support.OBJECTIONS`."""
+    choice: str | None = None
+    """The option letter the model picked (multiple choice), kept or not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +86,10 @@ class Answer:
     """``llm`` (the model's answer, checked against the records it cites), ``fallback``
     (the model's answer was not supported: the extractive answer instead) or
     ``extractive`` (no LLM)."""
+    rejected: Rejected | None = None
+    """In mode ``fallback``: what the model answered and why it was not kept; in mode
+    ``llm`` with options, the letter the model picked when the records did not state it
+    (``choice`` is then the extractive one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +102,7 @@ class Draft:
     usage: Usage
     choice: str | None = None
     mode: str = "extractive"
+    rejected: Rejected | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,65 +153,78 @@ def evidence_for(hits: Sequence[Hit], fused: Sequence[FusedMemory], llm: LLM,
 def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...],
             now: datetime | None, llm: LLM | None,
             choices: Mapping[str, str] | None = None, embed: Embed | None = None,
-            evidence_tokens: int = ANSWER_EVIDENCE_TOKENS) -> Draft:
+            evidence_tokens: int = ANSWER_EVIDENCE_TOKENS,
+            on_answer: Callable[[str], None] | None = None) -> Draft:
     """The answer to ``question`` from the final context: written by the LLM when one is
     given, else extractive. With ``choices`` (letter → option text) the answer also picks
     one letter: the LLM's (constrained to the letters) when its answer stands, else the
     option closest in meaning to one of the best records (``embed``; without it, the one
     sharing the most content words with them). The LLM reads the best records that fit
-    ``evidence_tokens`` (:func:`evidence_for`)."""
+    ``evidence_tokens`` (:func:`evidence_for`); ``on_answer`` is given the model's answer
+    piece by piece as it writes it, before it is checked."""
     if not hits:
         return Draft(DONT_KNOW, False, (), Usage(), None)
     found = find_time_range(question, now) if now is not None else None
     asked, question = question, _without_time(question, found)
     around = _asked_time(found, now)
     hits = for_answer(question, hits, around)
-    if llm is not None:
-        evidence = evidence_for(hits, fused, llm, evidence_tokens)
-        try:
-            value, completion = llm.complete_json(
-                prompt.messages(asked, now.isoformat(timespec="minutes") if now else "unknown",
-                                evidence.text, choices),
-                prompt.schema(choices), max_tokens=200, operation="answer")
-        except LLMError as exc:
-            log.warning("LLM answer failed, answering extractively: %s", exc)
-        else:
-            by_id = {h.event_id: h for h in hits}
-            # a citation counts only for a record about the question
-            rank = {h.event_id: r for r, h in enumerate(hits)}
-            cited = tuple(sorted({h.event_id for h in evidence.cited(value.get("citations", []))
-                                  if matches(question, h)}, key=rank.__getitem__))
-            text = without_head(str(value.get("answer") or "").strip())
-            claim = claim_of(text, choices)
-            choice = value.get("choice") if choices and value.get("choice") in choices else None
-            # The model's own "known" flag is not trusted (small models set it at random):
-            # its answer stands only when the records it cites state what it says.
-            used = resting_on(claim, [by_id[i] for i in cited], parts_asked(question),
-                              bool(ASKS_VALUE.search(question))) if claim and cited else ()
-            # what it rests on, and the cited reports that replaced any of those
-            rests = used or cited
-            rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
-                                         if j in cited and j not in rests))
-            quoted = quoted_records(question, hits)
-            if not echoes(claim, asked) and stands(question, claim, cited, rests, quoted,
-                                                   hits, choices is not None, around):
-                if choice is not None and choices is not None and not supported(
-                        choices[choice], question, [by_id[i] for i in rests]):
-                    # a letter whose option the cited records do not state is a guess
-                    choice = extractive_choice(choices, hits, embed)[0]
-                # like the extractive answer, say what the report it rests on replaced
-                note, old = replaces(question, [by_id[i] for i in rests], hits)
-                return Draft(text + note, True, (*rests, *(i for i in old if i not in rests)),
-                             completion.usage, choice, "llm")
-            # an answer that does not stand does not pick the letter either
-            text, known, ids = extractive_answer(question, hits, quoted)
-            letter, decided = extractive_choice(choices, hits, embed)
-            return Draft(text, known, ids or _cited(decided), completion.usage, letter,
-                         "fallback")
-    text, known, cited = extractive_answer(question, hits)
+    if llm is None:
+        text, known, cited = extractive_answer(question, hits)
+        letter, decided = extractive_choice(choices, hits, embed)
+        return Draft(text, known, cited or _cited(decided), Usage(), letter)
+    evidence = evidence_for(hits, fused, llm, evidence_tokens)
+    try:
+        value, completion = llm.complete_json(
+            prompt.messages(asked, now.isoformat(timespec="minutes") if now else "unknown",
+                            evidence.text, choices),
+            prompt.schema(choices), max_tokens=200, operation="answer",
+            on_field=("answer", on_answer) if on_answer is not None else None)
+    except LLMError as exc:
+        log.warning("LLM answer failed, answering extractively: %s", exc)
+        return _fallback(question, hits, choices, embed, Usage(), Rejected("", MODEL_FAILED))
+    by_id = {h.event_id: h for h in hits}
+    # a citation counts only for a record about the question
+    rank = {h.event_id: r for r, h in enumerate(hits)}
+    cited = tuple(sorted({h.event_id for h in evidence.cited(value.get("citations", []))
+                          if matches(question, h)}, key=rank.__getitem__))
+    text = without_head(str(value.get("answer") or "").strip())
+    claim = claim_of(text, choices)
+    choice = value.get("choice") if choices and value.get("choice") in choices else None
+    # The model's own "known" flag is not trusted (small models set it at random):
+    # its answer stands only when the records it cites state what it says.
+    used = resting_on(claim, [by_id[i] for i in cited], parts_asked(question),
+                      bool(ASKS_VALUE.search(question))) if claim and cited else ()
+    # what it rests on, and the cited reports that replaced any of those
+    rests = used or cited
+    rests += tuple(dict.fromkeys(j for i in rests for j in by_id[i].superseded_by
+                                 if j in cited and j not in rests))
+    quoted = quoted_records(question, hits)
+    why = ECHO if echoes(claim, asked) else objection(
+        question, claim, cited, rests, quoted, hits, choices is not None, around)
+    if why is not None:
+        # an answer that does not stand does not pick the letter either
+        return _fallback(question, hits, choices, embed, completion.usage,
+                         Rejected(text, why, choice), quoted)
+    rejected = None
+    if choice is not None and choices is not None and not supported(
+            choices[choice], question, [by_id[i] for i in rests]):
+        # a letter whose option the cited records do not state is a guess
+        rejected = Rejected(text, OPTION_NOT_STATED, choice)
+        choice = extractive_choice(choices, hits, embed)[0]
+    # like the extractive answer, say what the report it rests on replaced
+    note, old = replaces(question, [by_id[i] for i in rests], hits)
+    return Draft(text + note, True, (*rests, *(i for i in old if i not in rests)),
+                 completion.usage, choice, "llm", rejected)
+
+
+def _fallback(question: str, hits: tuple[Hit, ...], choices: Mapping[str, str] | None,
+              embed: Embed | None, usage: Usage, rejected: Rejected,
+              quoted: list[Hit] | None = None) -> Draft:
+    """The extractive answer in place of the model's ``rejected`` one (``quoted``: the
+    records :func:`quoted_records` picked, when already picked)."""
+    text, known, ids = extractive_answer(question, hits, quoted)
     letter, decided = extractive_choice(choices, hits, embed)
-    return Draft(text, known, cited or _cited(decided), Usage(), letter,
-                 "fallback" if llm is not None else "extractive")  # an LLM that failed
+    return Draft(text, known, ids or _cited(decided), usage, letter, "fallback", rejected)
 
 
 def _without_time(question: str, found: TimeRange | None) -> str:

@@ -1,6 +1,6 @@
 """The support check: whether the records an LLM answer cites state what it says
-(:func:`supported`), and whether the answer stands beside the extractive one
-(:func:`stands`)."""
+(:func:`supported`), and why an answer does not stand beside the extractive one
+(:func:`objection`)."""
 
 from __future__ import annotations
 
@@ -130,49 +130,74 @@ def echoes(claim: str, question: str) -> bool:
         set(NUMBER.findall(claim)) <= set(NUMBER.findall(question))
 
 
-def stands(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
-           quoted: Sequence[Hit], hits: Sequence[Hit], multiple_choice: bool,
-           around: float | None = None) -> bool:
-    """Whether an LLM answer stands: ``claim`` (what it says) resting on the records
+NO_CLAIM = "the model's answer says nothing"
+NO_CITATION = "the model cites no record about the question"
+NOT_STATED = "the records the model cites do not state what it says"
+NOTHING_TO_GO_ON = "no record holds half of the question's key words"
+PART_UNANSWERED = "a part of the question is left unanswered"
+LESS_ABOUT_IT = "it rests on records less about the question than the best one"
+LOOK_ALIKE = "it rests on a look-alike of a record placed before it"
+NO_NUMBER = "asked how many, what time or how much, it states no number"
+OUT_OF_DATE = "it rests on a report a later one replaced"
+ECHO = "the model's answer only restates the question"
+OPTION_NOT_STATED = "the option it picks is not stated by the records it rests on"
+MODEL_FAILED = "the model failed"
+OBJECTIONS = (NO_CLAIM, NO_CITATION, NOT_STATED, NOTHING_TO_GO_ON, PART_UNANSWERED,
+              LESS_ABOUT_IT, LOOK_ALIKE, NO_NUMBER, OUT_OF_DATE, ECHO, OPTION_NOT_STATED,
+              MODEL_FAILED)
+"""Why a model's answer gave way to the extractive one (``Answer.rejected``)."""
+
+
+def objection(question: str, claim: str, cited: tuple[int, ...], rests: tuple[int, ...],
+              quoted: Sequence[Hit], hits: Sequence[Hit], multiple_choice: bool,
+              around: float | None = None) -> str | None:
+    """Why an LLM answer does not stand (one of :data:`OBJECTIONS`), or None when it does:
+    ``claim`` (what it says) resting on the records
     ``rests`` among those it ``cited``, for a question the extractive answer quotes
     ``quoted`` for, over the records ``hits`` (in answer order; ``around``: the time the
     question names, :func:`~.compose._asked_time`)."""
     by_id = {h.event_id: h for h in hits}
-    if not (claim and cited) or not supported(claim, question, [by_id[i] for i in cited]):
-        return False  # the records it cites do not state what it says
+    if not claim:
+        return NO_CLAIM
+    if not cited:
+        return NO_CITATION
+    if not supported(claim, question, [by_id[i] for i in cited]):
+        return NOT_STATED  # the records it cites do not state what it says
     if not quoted:
-        return False  # no record holds half of the question's key words: nothing to go on
+        return NOTHING_TO_GO_ON  # no record holds half of the question's key words: nothing to go on
     # a question that asks several things: a part left unanswered (the report the best
     # record replaced, which the extractive answer quotes beside it, is one: "what time
     # does the reminder give, and what time did Mia say?")
     beside = replaces(question, quoted, hits)[1] if parts_asked(question) > 1 else ()
     if len(rests) < len(quoted) + len(beside):
-        return False
+        return PART_UNANSWERED
     words = set(keywords(question).split())
     most = max(len(key_words_held(words, by_id[i])) for i in rests)
     best = len(key_words_held(words, quoted[0]))
     if most < best:
-        return False  # resting on records less about the question than the best one
+        return LESS_ABOUT_IT  # resting on records less about the question than the best one
     if most == best and not {h.event_id for h in quoted} & set(rests):
         # resting only on others that are as much about it: a look-alike the answer order
         # puts below (another appointment with the same doctor), which a small model is
         # drawn to as readily as to the right one
-        return False
+        return LOOK_ALIKE
     if not multiple_choice and ASKS_NUMBER.search(question) and not NUMBER.search(claim):
-        return False  # how many or what time, answered without a number
+        return NO_NUMBER  # how many or what time, answered without a number
     if not multiple_choice and ASKS_AMOUNT.search(question) and not AMOUNT.search(claim):
-        return False  # a question about money answered with no amount (a date, a time)
+        return NO_NUMBER  # a question about money answered with no amount (a date, a time)
     # resting on a report that a later one replaced, without citing that one, or saying
     # nothing that one says anew: an out-of-date state given as the current one
     if any(by_id[i].superseded_by and _stale(claim, by_id[i], by_id, cited) for i in rests):
-        return False
+        return OUT_OF_DATE
     # resting on a look-alike of a report the answer order puts first, older or further
     # from the time asked (last month's "your parcel from Peak Outdoor arrives today" for
     # this week's)
     held = {h.event_id: w | p for h, w, p in zip(hits, *holding(question, hits), strict=True)}
     said = {h.event_id: content_words(h.text) for h in hits}
-    return not any(preferred_alike(by_id[i], h, held, said, around)
-                   for i in rests for h in hits if h.event_id not in rests)
+    if any(preferred_alike(by_id[i], h, held, said, around)
+           for i in rests for h in hits if h.event_id not in rests):
+        return LOOK_ALIKE
+    return None
 
 
 def _stale(claim: str, old: Hit, by_id: dict[int, Hit], cited: tuple[int, ...]) -> bool:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LLMError
+from .stream import FieldStream
 
 Message = Mapping[str, str]
 
@@ -82,6 +83,17 @@ class LLM(ABC):
     ) -> Completion:
         """Run one chat completion (constrained to ``schema`` when given)."""
 
+    def _stream(
+        self, messages: Sequence[Message], *, max_tokens: int, schema: Mapping[str, Any] | None,
+        temperature: float, on_text: Callable[[str], None],
+    ) -> Completion:
+        """:meth:`_complete`, passing the text to ``on_text`` as it is written. Backends that
+        can stream override this; here the whole text is passed at the end."""
+        result = self._complete(messages, max_tokens=max_tokens, schema=schema,
+                                temperature=temperature)
+        on_text(result.text)
+        return result
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this model's vocabulary. Backends with a tokenizer count
         exactly; this estimate allows one token per four bytes of UTF-8 (about four Latin
@@ -96,10 +108,14 @@ class LLM(ABC):
         schema: Mapping[str, Any] | None = None,
         temperature: float = 0.0,
         operation: str = "chat",
+        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
-        """One chat completion, counted under ``operation``."""
+        """One chat completion, counted under ``operation``; ``on_text`` is given the text
+        piece by piece as the model writes it."""
         result = self._complete(messages, max_tokens=max_tokens, schema=schema,
-                                temperature=temperature)
+                                temperature=temperature) if on_text is None else self._stream(
+            messages, max_tokens=max_tokens, schema=schema, temperature=temperature,
+            on_text=on_text)
         self.meter.add(operation, result.usage)
         return result
 
@@ -110,10 +126,14 @@ class LLM(ABC):
         *,
         max_tokens: int = 256,
         operation: str = "chat",
+        on_field: tuple[str, Callable[[str], None]] | None = None,
     ) -> tuple[dict[str, Any], Completion]:
-        """A schema-constrained completion parsed as a JSON object."""
+        """A schema-constrained completion parsed as a JSON object. ``on_field`` (a
+        top-level string field's name, a sink): the field's characters are passed to the
+        sink as the model writes them (:class:`~.stream.FieldStream`)."""
+        on_text = FieldStream(*on_field).feed if on_field is not None else None
         result = self.complete(messages, max_tokens=max_tokens, schema=schema,
-                               operation=operation)
+                               operation=operation, on_text=on_text)
         try:
             value = json.loads(result.text)
         except ValueError as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,21 @@ def _without_extra_buffers() -> Iterator[None]:
             yield
         finally:
             low.llama_model_default_params = defaults
+
+
+class _TokenCounter:
+    """A logits processor that changes nothing and counts: the prompt's tokens (the input
+    at the first step) and the steps taken (one a token written, the end included)."""
+
+    def __init__(self) -> None:
+        self.prompt = 0
+        self.steps = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.steps == 0:
+            self.prompt = len(input_ids)
+        self.steps += 1
+        return scores
 
 
 class LlamaCppLLM(LLM):
@@ -110,6 +125,21 @@ class LlamaCppLLM(LLM):
         self, messages: Sequence[Message], *, max_tokens: int, schema: Mapping[str, Any] | None,
         temperature: float,
     ) -> Completion:
+        return self._run(messages, max_tokens=max_tokens, schema=schema,
+                         temperature=temperature, on_text=None)
+
+    def _stream(
+        self, messages: Sequence[Message], *, max_tokens: int, schema: Mapping[str, Any] | None,
+        temperature: float, on_text: Callable[[str], None],
+    ) -> Completion:
+        return self._run(messages, max_tokens=max_tokens, schema=schema,
+                         temperature=temperature, on_text=on_text)
+
+    def _run(
+        self, messages: Sequence[Message], *, max_tokens: int, schema: Mapping[str, Any] | None,
+        temperature: float, on_text: Callable[[str], None] | None,
+    ) -> Completion:
+        """One completion; with ``on_text``, streamed to it token by token."""
         if max_tokens <= 0 or max_tokens >= self.n_ctx:
             raise LLMError(f"max_tokens must be in 1..{self.n_ctx - 1}")
         from llama_cpp import LogitsProcessorList
@@ -120,22 +150,39 @@ class LlamaCppLLM(LLM):
         t0 = time.perf_counter()
         with self._lock:
             grammar = GreedyGrammar(self._llm, schema) if greedy and schema is not None else None
+            counter = _TokenCounter()
             try:
                 out: Any = self._llm.create_chat_completion(
                     messages=[dict(m) for m in messages],  # type: ignore[misc]
                     max_tokens=max_tokens,
                     temperature=temperature,
                     response_format=fmt,  # type: ignore[arg-type]
-                    logits_processor=LogitsProcessorList([grammar]) if grammar else None,
+                    logits_processor=LogitsProcessorList([*([grammar] if grammar else []),
+                                                          counter]),
+                    stream=on_text is not None,
                 )
+                if on_text is not None:
+                    pieces, finish = [], None
+                    for chunk in out:
+                        piece = chunk["choices"][0]["delta"].get("content") or ""
+                        finish = chunk["choices"][0].get("finish_reason") or finish
+                        pieces.append(piece)
+                        on_text(piece)
+                    text = "".join(pieces)
+                    # a streamed completion reports no usage: the counter saw it (a
+                    # completion that stopped took one step more, for its end token)
+                    usage = {"prompt_tokens": counter.prompt,
+                             "completion_tokens": counter.steps - (finish == "stop")}
+                else:
+                    text = out["choices"][0]["message"]["content"] or ""
+                    usage = out.get("usage") or {}
             except ValueError as exc:  # e.g. the prompt does not fit n_ctx
                 raise LLMError(f"{self.model_id}: {exc}") from exc
             finally:
                 if grammar is not None:
                     grammar.close()
-        usage = out.get("usage") or {}
         return Completion(
-            text=out["choices"][0]["message"]["content"] or "",
+            text=text,
             usage=Usage(int(usage.get("prompt_tokens", 0)),
                         int(usage.get("completion_tokens", 0)), 1),
             seconds=time.perf_counter() - t0,

@@ -7,11 +7,13 @@ from typing import Any
 
 SYSTEM = ("You answer a person's question about their own life using only the numbered "
           "records given (messages, calendar entries, calls, photos, notes of their "
-          "household). Cite the records you use by number. If the records do not contain "
-          "the answer, say you do not know and set known to false. When records disagree, "
-          "say which one is current: a record marked 'superseded by' is out of date. If the "
-          "question offers lettered options, set choice to the letter of the best option. "
-          "Be brief. Answer in JSON.")
+          "household). Answer in the language of the question, in a sentence that states "
+          "the facts the records give (who, what, when, where), and cite the numbers of the "
+          "records you took them from. If the records do not contain the answer, say you do "
+          "not know and set known to false. When records disagree, say which one is current: "
+          "a record marked 'superseded by' is out of date. If the question offers lettered "
+          "options, state the facts in answer (not a letter), then set choice to the letter "
+          "of the option they match. Be brief. Answer in JSON.")
 
 # An answer of at most 200 characters leaves room, within the 200 tokens an answer may
 # take, for the citations after it even in Chinese: at 400, a model copying records into
