@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -100,11 +101,17 @@ def main(argv: list[str] | None = None) -> None:
                       llm: str | None = llm, scores: Scores = scores) -> None:
             for q in questions:
                 choices = q.get("choices") or None
-                answer = await mem.ask((q["question"] if choices else q["text"])[:2000],
-                                       viewer=q["viewer"], pipeline=pipeline,
-                                       now=parse_ts(q["now"]) if q["now"] else None,
-                                       choices=choices)
-                per_question.append(scores.add(q, answer, llm or "none (extractive)", label))
+                t0 = time.perf_counter()
+                stream = mem.ask_stream((q["question"] if choices else q["text"])[:2000],
+                                        viewer=q["viewer"], pipeline=pipeline,
+                                        now=parse_ts(q["now"]) if q["now"] else None,
+                                        choices=choices)
+                first = None
+                async for _ in stream:
+                    first = first or (time.perf_counter() - t0) * 1000.0
+                scores.first_text.append(first or 0.0)
+                per_question.append(scores.add(q, stream.answer, llm or "none (extractive)",
+                                               label))
 
         asyncio.run(run())
         mem.close()
@@ -112,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
                **baseline, "by_type": scores.by_type(questions)}
         rows.append(row)
         print(f"{row['llm']:<20} {label:<8} p50 {row['latency_ms']['p50']} ms "
-              f"p95 {row['latency_ms']['p95']} ms  {row['llm_calls_per_q']} calls, "
+              f"p95 {row['latency_ms']['p95']} ms (first text p50 "
+              f"{row['first_text_ms']['p50']} ms)  {row['llm_calls_per_q']} calls, "
               f"{row['prompt_tokens_per_q']}+{row['completion_tokens_per_q']} tokens/q, "
               f"citation P/R {row['citation_precision']}/{row['citation_recall']}, "
               f"checklist {row['answer_checklist']}, LLM answers kept "
@@ -156,6 +164,9 @@ class Scores:
     """Per-row accumulators: latency, tokens, citations against gold, checklist, choices."""
 
     latencies: list[float] = field(default_factory=list)
+    first_text: list[float] = field(default_factory=list)
+    """Milliseconds from the question to the first piece of the answer's text
+    (``ask_stream``: the model's first words; without a model, the whole answer)."""
     prompt: int = 0
     completion: int = 0
     calls: int = 0
@@ -246,6 +257,7 @@ class Scores:
         """The row's figures."""
         n = max(1, len(self.latencies))
         return {"latency_ms": percentiles(self.latencies),
+                "first_text_ms": percentiles(self.first_text),
                 "llm_calls_per_q": round(self.calls / n, 2),
                 "prompt_tokens_per_q": round(self.prompt / n, 1),
                 "completion_tokens_per_q": round(self.completion / n, 1),

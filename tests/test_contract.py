@@ -21,7 +21,7 @@ from memfuse_lite.answer import (
     matches,
     supported,
 )
-from memfuse_lite.answer.support import echoes
+from memfuse_lite.answer.support import WRONG_PERSON, echoes
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
 from memfuse_lite.records import FusedMemory, Hit, Provenance
 from memfuse_lite.retrieve.agentic import clip, without_head
@@ -414,14 +414,14 @@ def test_an_llm_letter_stands_only_when_its_cited_records_state_the_option(
     right = ask("C")
     assert right.mode == "llm" and right.choice == "C"
     guessed = ask("A")  # the answer stands, but the record says nothing of dumplings
-    assert guessed.mode == "llm" and guessed.choice == "C", "the extractive letter instead"
+    assert guessed.mode == "llm" and guessed.choice == "C", guessed.rejected
 
 
-def test_an_answer_that_is_only_a_letter_asserts_nothing(
+def test_an_answer_that_is_only_a_letter_stands_on_the_option_its_records_favour(
         config: MemFuseConfig, embedder, tmp_path) -> None:
-    """A small model often answers "B": a bare letter shares a character with almost any
-    record, so it is no claim and the extractive answer stands; a letter with the
-    option's words is checked on those words."""
+    """A small model often answers "B": a bare letter asserts its option, which stands only
+    when the records the model cites hold more of that option than of any other (the
+    letter's own character, "b" of "booked by Bella", counts for nothing)."""
     def ask(answer: str, letter: str) -> Any:
         return ask_where_we_ate(tmp_path, config, embedder,
                                 "Dinner with the Wangs at the hotpot place, table booked by "
@@ -429,9 +429,12 @@ def test_an_answer_that_is_only_a_letter_asserts_nothing(
 
     stated = ask("C. At the hotpot place", "C")
     assert stated.mode == "llm" and stated.choice == "C"
-    for letter in ("C", "B"):  # "b" is in "booked by Bella"
-        bare = ask(letter, letter)
-        assert bare.mode == "fallback" and bare.choice == "C", letter
+    bare = ask("C", "C")
+    assert bare.mode == "llm" and bare.text == "C. At the hotpot place" and bare.choice == "C"
+    assert len(bare.citations) == 1
+    other = ask("B", "B")
+    assert other.mode == "fallback" and other.choice == "C"
+    assert other.rejected is not None and other.rejected.choice == "B"
 
 
 def test_evidence_lines_are_cut_by_width_wide_characters_counting_twice() -> None:
@@ -1073,3 +1076,38 @@ def test_fused_pipelines_run_with_fusion_off(tmp_path) -> None:
             return found
 
     assert asyncio.run(run()) == [2, 2]
+
+
+@pytest.mark.parametrize(("said", "mode"), [
+    ("Ana", "fallback"),  # in the record, but not the one who picks Mia up
+    ("Ana will pick Mia up after the dentist", "fallback"),
+    ("Ben will pick her up", "llm"),
+])
+def test_a_who_answer_must_name_the_one_the_record_says_does_it(
+        config: MemFuseConfig, embedder, tmp_path, said: str, mode: str) -> None:
+    seed = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+
+    async def run() -> None:
+        await seed.ingest_many([
+            obs("Reminder for Ana: dentist Thursday 4pm, I'll pick up Mia from school",
+                user="ben", source="sms", ts="2025-03-04T18:30", ext="b1"),
+            obs("The clinic moved my dentist to Thursday 4pm", ts="2025-03-04T12:10",
+                ext="a1")])
+        await seed.flush()
+
+    asyncio.run(run())
+    seed.close()
+    llm = ScriptedLLM(lambda op, prompt: {
+        "answer": said, "known": True, "citations": cite(prompt, "pick up Mia")}
+        if op == "answer" else {"sufficient": True, "follow_up": ""})
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted", tz="UTC")
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        answer = asyncio.run(mem.ask("Who is picking up Mia from school on Thursday?",
+                                     viewer="ana", now=datetime(2025, 3, 5)))
+    finally:
+        mem.close()
+    assert answer.mode == mode, answer.rejected
+    if mode == "fallback":
+        assert answer.rejected is not None and answer.rejected.reason == WRONG_PERSON
+        assert "I'll pick up Mia" in answer.text

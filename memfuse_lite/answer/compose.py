@@ -33,14 +33,14 @@ from .support import (
     ECHO,
     MODEL_FAILED,
     OPTION_NOT_STATED,
+    best_held,
     claim_of,
     echoes,
     matches,
     objection,
     resting_on,
-    supported,
 )
-from .wording import ASKS_VALUE, parts_asked
+from .wording import ASKS_VALUE, parts_asked, stated, with_time
 
 log = logging.getLogger("memfuse_lite.answer")
 
@@ -202,13 +202,25 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
     why = ECHO if echoes(claim, asked) else objection(
         question, claim, cited, rests, quoted, hits, choices is not None, around)
     if why is not None:
+        closest = extractive_choice(choices, hits, embed)
+        if choices is not None and choice is not None and cited and (
+                choice in best_held(choices, [by_id[i] for i in cited])
+                or choice == closest[0]):
+            # no claim of its own that stands, but a letter the records it cites favour
+            # over the other options, or the option closest in meaning to one of the best
+            # records: the answer is that option, resting on the cited record stating most
+            # of it
+            option = stated(choices[choice])
+            holding = sorted(cited, key=lambda i: -len(option & stated(with_time(by_id[i]))))
+            return Draft(f"{choice}. {choices[choice]}", True, tuple(holding[:1]),
+                         completion.usage, choice, "llm")
         # an answer that does not stand does not pick the letter either
         return _fallback(question, hits, choices, embed, completion.usage,
-                         Rejected(text, why, choice), quoted)
+                         Rejected(text, why, choice), quoted, closest)
     rejected = None
-    if choice is not None and choices is not None and not supported(
-            choices[choice], question, [by_id[i] for i in rests]):
-        # a letter whose option the cited records do not state is a guess
+    if choice is not None and choices is not None and \
+            choice not in best_held(choices, [by_id[i] for i in rests]):
+        # a letter whose option the cited records do not favour is a guess
         rejected = Rejected(text, OPTION_NOT_STATED, choice)
         choice = extractive_choice(choices, hits, embed)[0]
     # like the extractive answer, say what the report it rests on replaced
@@ -219,11 +231,13 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
 
 def _fallback(question: str, hits: tuple[Hit, ...], choices: Mapping[str, str] | None,
               embed: Embed | None, usage: Usage, rejected: Rejected,
-              quoted: list[Hit] | None = None) -> Draft:
+              quoted: list[Hit] | None = None,
+              closest: tuple[str | None, int | None] | None = None) -> Draft:
     """The extractive answer in place of the model's ``rejected`` one (``quoted``: the
-    records :func:`quoted_records` picked, when already picked)."""
+    records :func:`quoted_records` picked, ``closest``: the option
+    :func:`extractive_choice` picked, when already picked)."""
     text, known, ids = extractive_answer(question, hits, quoted)
-    letter, decided = extractive_choice(choices, hits, embed)
+    letter, decided = closest or extractive_choice(choices, hits, embed)
     return Draft(text, known, ids or _cited(decided), usage, letter, "fallback", rejected)
 
 

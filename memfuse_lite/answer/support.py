@@ -10,6 +10,9 @@ from collections.abc import Mapping, Sequence
 from ..fusion.terms import terms_of
 from ..records import Hit
 from ..retrieve.planner import keywords
+from ..text.features import entities_of
+from ..text.tokens import stems
+from ..timeutil import parse_ts
 from .extractive import replaces
 from .order import holding, preferred_alike
 from .wording import (
@@ -24,6 +27,7 @@ from .wording import (
     asked_words,
     content_words,
     key_words_held,
+    origin,
     parts_asked,
     stated,
     with_time,
@@ -90,26 +94,64 @@ def supported(answer: str, question: str, cited: Sequence[Hit]) -> bool:
     many or how much, and only when one cited record's text states them all (a record's
     own time is when it was written, not always when what it tells happens)."""
     evidence = " ".join(with_time(h) for h in cited)
-    said, there = content_words(answer), content_words(evidence)
-    numbers = set(NUMBER.findall(answer))
-    if not said and not numbers:
+    written = content_words(answer)
+    numbers = _numbers(answer)
+    if not written and not numbers:
         return False
-    if all(any(ch.isdigit() for ch in w) for w in said):  # a bare time, date or amount
+    if all(any(ch.isdigit() for ch in w) for w in written):  # a bare time, date or amount
         if not ASKS_VALUE.search(question):
             return False  # it answers only "when" or "how many"
-        if not any(numbers <= set(NUMBER.findall(h.text)) for h in cited):
+        if not any(numbers <= _numbers(h.text) for h in cited):
             return False  # a record's time alone: the extractive answer quotes it with it
-    if not numbers <= set(NUMBER.findall(evidence)):
+    if not numbers <= _numbers(evidence):
         return False
     if not _units(answer) <= _units(evidence):
         return False  # a time or date pieced together from the numbers of others
     if not all(any(_units(pair) <= _units(with_time(h)) for h in cited)
                for pair in DATED_TIME.findall(answer)):
         return False  # one record's day with another's time (a look-alike's "15:00")
+    # words compared by their stems ("called" states "call"), numbers by the check above;
+    # who wrote a record, and the month and weekday it was written, are what it states too
+    # ("Ben will pick her up", from Ben's "I'll pick up Mia"; "the call on March 4th")
+    said = set(stems(w for w in written if not any(ch.isdigit() for ch in w)))
+    there = set(stems(content_words(evidence))) | {
+        w for h in cited for w in (*origin(h), *_written_time(h))}
     if said and len(said & there) < SUPPORT_SHARE * len(said):
         return False
-    asked = terms_of(question)  # the question's topic words (no question words, no times)
+    # the question's topic words (no question words, no times)
+    asked = set(stems(terms_of(question)))
     return not asked or bool(asked & there)
+
+
+def best_held(choices: Mapping[str, str], cited: Sequence[Hit]) -> frozenset[str]:
+    """The options whose words and numbers the ``cited`` records hold the largest share of
+    (none when they hold none of any): the letters those records favour over the others.
+    Options paraphrase what records say, so an option is weighed against the others rather
+    than by a share of its own."""
+    there = stated(" ".join(with_time(h) for h in cited))
+    share = {letter: len(stated(text) & there) / max(1, len(stated(text)))
+             for letter, text in choices.items()}
+    top = max(share.values(), default=0.0)
+    return frozenset(letter for letter, s in share.items() if s == top and s > 0)
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers of a text by value ("04" of a date is the "4" of "March 4th")."""
+    return {str(int(n)) for n in NUMBER.findall(text)}
+
+
+def _written_time(hit: Hit) -> tuple[str, ...]:
+    """The month and weekday a record was written, in English words (stemmed)."""
+    try:
+        when = parse_ts(hit.provenance[0].ts)
+    except (IndexError, ValueError):
+        return ()
+    return tuple(stems([_MONTHS[when.month - 1], _WEEKDAYS[when.weekday()]]))
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 def _units(text: str) -> set[str]:
@@ -139,12 +181,13 @@ LESS_ABOUT_IT = "it rests on records less about the question than the best one"
 LOOK_ALIKE = "it rests on a look-alike of a record placed before it"
 NO_NUMBER = "asked how many, what time or how much, it states no number"
 OUT_OF_DATE = "it rests on a report a later one replaced"
+WRONG_PERSON = "it names someone else than the one the records say does it"
 ECHO = "the model's answer only restates the question"
-OPTION_NOT_STATED = "the option it picks is not stated by the records it rests on"
+OPTION_NOT_STATED = "the records it cites favour another option than the one it picks"
 MODEL_FAILED = "the model failed"
 OBJECTIONS = (NO_CLAIM, NO_CITATION, NOT_STATED, NOTHING_TO_GO_ON, PART_UNANSWERED,
-              LESS_ABOUT_IT, LOOK_ALIKE, NO_NUMBER, OUT_OF_DATE, ECHO, OPTION_NOT_STATED,
-              MODEL_FAILED)
+              LESS_ABOUT_IT, LOOK_ALIKE, NO_NUMBER, OUT_OF_DATE, WRONG_PERSON, ECHO,
+              OPTION_NOT_STATED, MODEL_FAILED)
 """Why a model's answer gave way to the extractive one (``Answer.rejected``)."""
 
 
@@ -168,8 +211,8 @@ def objection(question: str, claim: str, cited: tuple[int, ...], rests: tuple[in
     # a question that asks several things: a part left unanswered (the report the best
     # record replaced, which the extractive answer quotes beside it, is one: "what time
     # does the reminder give, and what time did Mia say?")
-    beside = replaces(question, quoted, hits)[1] if parts_asked(question) > 1 else ()
-    if len(rests) < len(quoted) + len(beside):
+    if parts_asked(question) > 1 and \
+            len(rests) < len(quoted) + len(replaces(question, quoted, hits)[1]):
         return PART_UNANSWERED
     words = set(keywords(question).split())
     most = max(len(key_words_held(words, by_id[i])) for i in rests)
@@ -181,6 +224,9 @@ def objection(question: str, claim: str, cited: tuple[int, ...], rests: tuple[in
         # puts below (another appointment with the same doctor), which a small model is
         # drawn to as readily as to the right one
         return LOOK_ALIKE
+    if ASKS_WHO.search(question) and _someone_else(question, claim,
+                                                   [by_id[i] for i in rests], hits):
+        return WRONG_PERSON  # "Ana", from Ben's "Reminder for Ana: … I'll pick up Mia"
     if not multiple_choice and ASKS_NUMBER.search(question) and not NUMBER.search(claim):
         return NO_NUMBER  # how many or what time, answered without a number
     if not multiple_choice and ASKS_AMOUNT.search(question) and not AMOUNT.search(claim):
@@ -198,6 +244,41 @@ def objection(question: str, claim: str, cited: tuple[int, ...], rests: tuple[in
            for i in rests for h in hits if h.event_id not in rests):
         return LOOK_ALIKE
     return None
+
+
+ASKS_WHO = re.compile(r"\bwho\b|\bwhom\b|谁", re.I)
+"""A question asking who does something."""
+FIRST_PERSON = re.compile(r"\b(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've|let me)\b|我|咱", re.I)
+CLAUSE = re.compile(r"[,;:.!?\n，。；：！？、]")
+
+
+def doer(question: str, record: Hit) -> str | None:
+    """Who ``record`` says does what ``question`` asks about: its author, when the clause
+    of it that names the action (at least half of the question's words, stemmed) speaks in
+    the first person ("Reminder for Ana: …, I'll pick up Mia from school" — Ben's SMS —
+    says Ben picks her up); None when no such clause says so."""
+    asked = set(stems(asked_words(question)))
+    if not asked or not record.provenance:
+        return None
+    for clause in CLAUSE.split(record.text):
+        if FIRST_PERSON.search(clause) and \
+                2 * len(asked & set(stems(content_words(clause)))) >= len(asked):
+            return record.provenance[0].user.lower()
+    return None
+
+
+def _someone_else(question: str, claim: str, rests: Sequence[Hit], hits: Sequence[Hit]
+                  ) -> bool:
+    """Whether a who-answer names people (users of this memory, names the records it rests
+    on mention) none of whom is the one those records say does it (:func:`doer`)."""
+    doers = {d for d in (doer(question, h) for h in rests) if d}
+    if not doers:
+        return False
+    users = {p.user.lower() for h in hits for p in h.provenance} | doers | {
+        name.lower() for h in rests for name in entities_of(h.text)}
+    said = claim.lower()
+    named = {u for u in users if re.search(rf"(?<![^\W\d_]){re.escape(u)}(?![^\W\d_])", said)}
+    return bool(named) and not named & doers
 
 
 def _stale(claim: str, old: Hit, by_id: dict[int, Hit], cited: tuple[int, ...]) -> bool:

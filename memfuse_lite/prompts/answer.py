@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,11 +40,16 @@ def schema(choices: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {**SCHEMA, "properties": properties, "required": required}
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
 def messages(question: str, now: str, evidence: str,
              choices: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """Chat messages for one answer."""
     options = "".join(f"\n{letter}. {text}" for letter, text in sorted(choices.items())) \
         if choices else ""
     asked = f"Question: {question}" + (f"\nOptions:{options}" if options else "")
+    if _CJK.search(question):  # a small model answers in the system prompt's language
+        asked += "\n请用中文回答。"
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Now: {now}\n{asked}\n\nRecords:\n{evidence}"}]
