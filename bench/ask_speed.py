@@ -1,19 +1,26 @@
 """``ask`` latency, LLM tokens and answer quality with each local GGUF.
 
     python3 -m bench ask --lang zh --questions 20 [--llms smollm2-135m qwen2.5-coder-0.5b]
-                         [--person NAME]
-    python3 -m bench ask --dataset generated --questions 24 --llms qwen2.5-coder-0.5b
+                         [--person NAME] [--mc | --open]
+    python3 -m bench ask --dataset generated --questions 24 --llms qwen2.5-coder-1.5b
 
-Uses the memory built by ``python3 -m bench quality`` under bench/out/. Reports per
-model and pipeline: ask latency p50/p95, LLM calls, prompt and completion tokens per
-question, citation precision (share of cited records that are gold evidence) and recall
-(share of gold evidence records cited), the share of answers citing at least one gold
-record, for the generated household the answer checklist score (share of checklist items,
-or one of their aliases, stated in the answer; normalised matching), and for LifeBench
-multiple choice the accuracy of ``Answer.choice`` (``ask(..., choices=)``: the LLM's letter
-is constrained by a JSON-schema enum; extractive mode picks the option closest in meaning
-to one of the five best records) beside the chance rate and the always-the-most-frequent-letter
-rate of the same questions. Every answer is written to bench/results/ask-*-questions.jsonl.
+Uses the memory built by ``python3 -m bench quality`` under bench/out/. Each question is
+asked through ``ask_stream``. Reports per model and pipeline: ask latency p50/p95 and the
+time to the first piece of answer text (the model's first words; without a model, the
+whole answer), LLM calls, prompt and completion tokens per question, citation precision
+(share of cited records that are gold evidence) and recall (share of gold evidence records
+cited), the share of answers citing at least one gold record, the share of answers in the
+model's own words (mode ``llm``) and, for the others, why the support check did not keep
+the model's (``Answer.rejected``), and the answer checklist score: for the generated
+household the share of checklist items (or an alias) stated in the answer (normalised
+matching), for LifeBench open questions (``--open``) the deterministic score of
+bench/checklist.py against the question's ``score_points``, beside the same score of the
+gold evidence records joined (the ceiling of answering from them). For LifeBench multiple
+choice (``--mc``): the accuracy of ``Answer.choice`` (``ask(..., choices=)``: the LLM's
+letter is constrained by a JSON-schema enum; extractive mode picks the option closest in
+meaning to one of the five best records) and of the model's own letters, kept or not,
+beside the chance rate and the always-the-most-frequent-letter rate of the same questions.
+Every answer is written to bench/results/ask-*-questions.jsonl.
 """
 
 from __future__ import annotations
