@@ -1,6 +1,10 @@
 """Import every export file of a folder a user points at, and say per file what came of it.
 
     python3 -m bench import --corpus DIR [--tz ZONE] [--map ts=…,text=…]
+    python3 -m bench import --generated [--mbox-mb 1024] [--chat-messages 100000] [--sms 100000]
+
+(``--generated``: large generated exports read streamed and whole, records/s and peak RSS:
+bench/import_scale.py.)
 
 Each file is read by the importers whose suffixes fit it (the one that reads the most
 records wins: a ``.json`` may be Telegram, Keep or Timeline), nothing is ingested, and the
@@ -82,11 +86,21 @@ def main(argv: list[str] | None = None) -> None:
     """Survey a folder of exports; print a table and write the result."""
     ap = argparse.ArgumentParser(prog="python3 -m bench import", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", type=Path, required=True, help="a folder of export files")
+    ap.add_argument("--corpus", type=Path, help="a folder of export files")
     ap.add_argument("--tz", default="UTC", help="zone of times given without one")
     ap.add_argument("--map", help="column mapping for CSV files (as memfuse import csv)")
+    ap.add_argument("--generated", action="store_true",
+                    help="instead: generated large exports, records/s and peak RSS")
+    ap.add_argument("--mbox-mb", type=float, default=1024.0)
+    ap.add_argument("--chat-messages", type=int, default=100_000)
+    ap.add_argument("--sms", type=int, default=100_000)
     args = ap.parse_args(argv)
-    if not args.corpus.is_dir():
+    if args.generated:
+        from .import_scale import run
+
+        run(args.mbox_mb, args.chat_messages, args.sms)
+        return
+    if args.corpus is None or not args.corpus.is_dir():
         ap.error(f"{args.corpus} is not a folder")
     ctx = ImportContext(user="me", device="export", tz=zone_of(args.tz),
                         options=parse_mapping(args.map) if args.map else {})

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     """Import app exports (calendar, mail, contacts, SMS/calls, photos, WhatsApp, Telegram)."""
     from .clock import zone_of
-    from .importers import ImportContext, read
+    from .importers import ImportContext, stream
     from .importers.contacts import directory
     from .importers.table import parse_mapping
 
@@ -138,18 +139,31 @@ def cmd_import(args: argparse.Namespace) -> int:
                 ctx = ImportContext(user=args.user, device=args.device, visibility=visibility,
                                     tz=tz, directory=directory(mem, args.user),
                                     since=since, until=until, options=options)
-                try:  # the whole file is parsed before anything from it is ingested
-                    items = await asyncio.to_thread(read, args.kind, Path(path), ctx)
+                records = stream(args.kind, Path(path), ctx)
+                bar = _progress(None, args, Path(path).name)
+                try:  # read a batch at a time, ingested as it is read: memory stays bounded
+                    while chunk := await asyncio.to_thread(_next_batch, records):
+                        await _ingest(mem, chunk, summary)
+                        bar.update(len(chunk))
                 except ImportError as exc:
                     raise MemFuseError(f"importers need the import extra ({exc.name} is "
                                        "missing): pip install 'memfuse_lite[import]'") from exc
-                await _ingest(mem, _progress(items, args, Path(path).name, len(items)),
-                              summary)
+                finally:
+                    bar.close()
                 await mem.flush()  # contacts imported here name the numbers of the next path
             summary["dead_letters"] = len(mem.dead_letters())
         return summary
 
     return _report(args, asyncio.run(run()))
+
+
+IMPORT_BATCH = 256
+"""Records read from an export file, then ingested, at a time."""
+
+
+def _next_batch(records: Iterator[Any]) -> list[Any]:
+    """The next :data:`IMPORT_BATCH` records of an importer (fewer at its end)."""
+    return list(itertools.islice(records, IMPORT_BATCH))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -90,7 +90,7 @@ def test_sms_and_calls_use_the_directory_before_the_backups_names() -> None:
     assert len(bad) == 1 and "date" in bad[0].reason
 
 
-@pytest.mark.parametrize("kind, name", [("android-sms", "broken.xml"), ("ics", "broken.ics"),
+@pytest.mark.parametrize("kind, name", [("ics", "broken.ics"),
                                         ("mail", "notmail.mbox"),
                                         ("whatsapp", "notachat.txt"),
                                         ("vcf", "notachat.txt"), ("photos", "calls.xml"),
@@ -99,6 +99,14 @@ def test_a_broken_file_is_one_rejection_and_nothing_else(kind: str, name: str) -
     items = read(kind, FIXTURES / name, CTX)
     assert len(items) == 1 and isinstance(items[0], Rejected), items
     assert items[0].reason
+
+
+def test_a_backup_cut_off_keeps_the_records_before_the_cut() -> None:
+    # read element by element: what came before the break is kept, the rest is one rejection
+    first, rest = read("android-sms", FIXTURES / "broken.xml", CTX)
+    assert isinstance(first, Observation) and first.text.endswith("first")
+    assert isinstance(rest, Rejected) and "not well-formed" in rest.reason
+    assert "the rest of it" in rest.reason
 
 
 @pytest.mark.parametrize("name", ["chat_android.txt", "chat_iphone.txt"])
@@ -537,3 +545,44 @@ def test_bench_import_surveys_a_folder_of_exports(capsys: pytest.CaptureFixture[
     assert rows["mail.mbox"]["kind"] == "mail" and rows["mail.mbox"]["read"] == 3
     assert rows["broken.ics"]["read"] == 0 and rows["broken.ics"]["rejected"] == 1
     assert rows["sms.xml"]["kind"] == "android-sms" and rows["sms.xml"]["reasons"]
+
+
+def test_records_stream_one_at_a_time_and_a_failure_part_way_keeps_those_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from memfuse_lite.importers import base, stream
+
+    handed: list[int] = []
+
+    def failing(path: Path, ctx: ImportContext):  # type: ignore[no-untyped-def]
+        for n, item in enumerate(base.IMPORTERS["whatsapp"].read(path, ctx)):
+            if n == 2:
+                raise OSError("the disk went away")
+            handed.append(n)
+            yield item
+
+    monkeypatch.setitem(base.IMPORTERS, "flaky", replace(base.IMPORTERS["whatsapp"],
+                                                          kind="flaky", read=failing))
+    records = stream("flaky", FIXTURES / "chat_android.txt", CTX)
+    assert handed == [], "nothing is read before it is asked for"
+    first = next(records)  # the encryption notice
+    assert isinstance(first, Rejected) and handed == [0]
+    second, rest = list(records)
+    assert isinstance(second, Observation) and second.text.startswith("Ben: Did the clinic")
+    assert isinstance(rest, Rejected) and "the rest of it" in rest.reason
+    assert "disk went away" in rest.reason
+
+
+def test_an_import_larger_than_a_batch_goes_in_whole(
+        tmp_path: Path, model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memfuse_lite.cli import IMPORT_BATCH
+
+    n = IMPORT_BATCH * 2 + 17
+    chat = write(tmp_path, "WhatsApp Chat with Ben.txt", "".join(
+        f"09/01/2025, {8 + i // 60:02d}:{i % 60:02d} - Ben: message number {i}\n"
+        for i in range(n)))
+    assert main(["import", "whatsapp", str(chat), "--db", str(tmp_path / "m"), "--user", "ana",
+                 "--tz", "UTC", "--model-dir", str(model_dir), "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["ingested"] == n and summary["rejected"] == 0

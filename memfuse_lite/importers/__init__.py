@@ -28,6 +28,7 @@ from .base import (
     address_key,
     read,
     register,
+    stream,
 )
 
 for _module in (contacts, calendar, mail, android, imessage, photos, whatsapp, telegram,
@@ -35,4 +36,4 @@ for _module in (contacts, calendar, mail, android, imessage, photos, whatsapp, t
     register(_module.IMPORTER)
 
 __all__ = ["IMPORTERS", "ImportContext", "ImportFailed", "Importer", "Item", "Rejected",
-           "address_key", "read", "register"]
+           "address_key", "read", "register", "stream"]

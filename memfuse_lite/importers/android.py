@@ -7,6 +7,7 @@ only a number and a chat that names the person can meet in one memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from xml.etree.ElementTree import Element
@@ -20,16 +21,32 @@ SMS_BOXES = {"1": "received", "2": "sent", "3": "draft", "4": "outbox", "5": "fa
 MMS_FROM = "137"
 
 
-def _root(path: Path) -> Element:
+def _elements(path: Path) -> Iterator[tuple[str, Element]]:
+    """(root tag, element) for each record element of a backup, one at a time: each is
+    dropped once read, so a backup of gigabytes (MMS carry their pictures) is never held
+    whole."""
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
 
+    depth, root = 0, None
     try:
-        return ElementTree.parse(str(path)).getroot()
+        for event, el in ElementTree.iterparse(str(path), events=("start", "end")):
+            if event == "start":
+                depth += 1
+                if root is None:
+                    root = el
+                    if root.tag not in ("smses", "calls"):
+                        raise ImportFailed("not an SMS Backup & Restore file (root element "
+                                           f"<{root.tag}>)")
+                continue
+            depth -= 1
+            if depth == 1 and root is not None:  # a record element, whole
+                yield root.tag, el
+                root.clear()  # and forgotten
     except (OSError, DefusedXmlException) as exc:
         raise ImportFailed(f"cannot read the backup: {exc}") from exc
     except ElementTree.ParseError as exc:
-        raise ImportFailed(f"not well-formed XML ({exc}); nothing imported from it") from exc
+        raise ImportFailed(f"not well-formed XML ({exc})") from exc
 
 
 SECONDS_BELOW = 100_000_000_000
@@ -51,29 +68,26 @@ def _who(number: str, backup_name: str | None, ctx: ImportContext) -> str:
     return "" if name in ("", "(Unknown)", "null") else name
 
 
-def read_backup(path: Path, ctx: ImportContext) -> list[Item]:
-    """Every sms, mms and call element of one backup file."""
-    root = _root(path)
-    if root.tag not in ("smses", "calls"):
-        raise ImportFailed(f"not an SMS Backup & Restore file (root element <{root.tag}>)")
-    dates = [el.get("date") or "" for el in root]
-    if any(d.isdigit() and 0 < int(d) < SECONDS_BELOW for d in dates):
-        log.warning("%s gives dates in seconds, not milliseconds: read as seconds", path)
-    out: list[Item] = []
-    for n, el in enumerate(root, start=1):
+def read_backup(path: Path, ctx: ImportContext) -> Iterator[Item]:
+    """Every sms, mms and call element of one backup file, one at a time."""
+    warned = False
+    for n, (_, el) in enumerate(_elements(path), start=1):
         where = f"<{el.tag}> {n}"
+        date = el.get("date") or ""
+        if not warned and date.isdigit() and 0 < int(date) < SECONDS_BELOW:
+            log.warning("%s gives dates in seconds, not milliseconds: read as seconds", path)
+            warned = True
         try:
             if el.tag == "sms":
-                out.append(_sms(path, where, el, ctx))
+                yield _sms(path, where, el, ctx)
             elif el.tag == "mms":
-                out.append(_mms(path, where, el, ctx))
+                yield _mms(path, where, el, ctx)
             elif el.tag == "call":
-                out.append(_call(path, where, el, ctx))
+                yield _call(path, where, el, ctx)
             else:
-                out.append(Rejected(str(path), where, f"unknown element <{el.tag}>"))
+                yield Rejected(str(path), where, f"unknown element <{el.tag}>")
         except ValueError as exc:
-            out.append(Rejected(str(path), where, str(exc)))
-    return out
+            yield Rejected(str(path), where, str(exc))
 
 
 def _sms(path: Path, where: str, el: Element, ctx: ImportContext) -> Item:

@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -82,7 +82,8 @@ def with_zone(dt: datetime, tz: tzinfo | None) -> datetime:
 
 
 Item = Observation | Rejected
-Reader = Callable[[Path, ImportContext], list[Item]]
+Reader = Callable[[Path, ImportContext], Iterable[Item]]
+"""Reads one file or folder: its records, one at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,20 +105,38 @@ def register(importer: Importer) -> None:
 
 
 def read(kind: str, path: Path, ctx: ImportContext) -> list[Item]:
-    """Every record of one file, or one rejection for the whole file."""
+    """Every record of one file, or one rejection for the whole file (:func:`stream`, whole)."""
+    return list(stream(kind, path, ctx))
+
+
+def stream(kind: str, path: Path, ctx: ImportContext) -> Iterator[Item]:
+    """The records of one file as its importer reads them, one at a time (an importer holds
+    at most what its format needs at once: one message of an mbox, one element of an SMS
+    backup). A file that cannot be read is one rejection; one whose reading fails part-way
+    keeps the records read before, then one rejection for the rest."""
     if kind not in IMPORTERS:
         raise MemFuseError(f"no importer {kind!r}; choose one of {', '.join(sorted(IMPORTERS))}")
+    return _records(IMPORTERS[kind], path, ctx)
+
+
+def _records(importer: Importer, path: Path, ctx: ImportContext) -> Iterator[Item]:
     if not path.exists():
-        return [Rejected(str(path), "", "no such file or folder")]
+        yield Rejected(str(path), "", "no such file or folder")
+        return
+    read_so_far = 0
     try:
-        return IMPORTERS[kind].read(path, ctx)
+        for item in importer.read(path, ctx):
+            read_so_far += 1
+            yield item
     except ImportFailed as exc:
-        return [Rejected(str(path), "", str(exc))]
+        rest = " (the rest of it)" if read_so_far else ""
+        yield Rejected(str(path), "", f"{exc}{rest}")
     except ImportError:
         raise  # a missing extra: the caller says which
     except Exception as exc:  # a reader's own failure on an odd file costs that file only
-        log.warning("the %s importer failed on %s", kind, path, exc_info=True)
-        return [Rejected(str(path), "", f"could not be read ({type(exc).__name__}: {exc})")]
+        log.warning("the %s importer failed on %s", importer.kind, path, exc_info=True)
+        rest = " (the rest of it)" if read_so_far else ""
+        yield Rejected(str(path), "", f"could not be read{rest} ({type(exc).__name__}: {exc})")
 
 
 def json_files(path: Path, what: str) -> Iterator[tuple[Path, Any]]:

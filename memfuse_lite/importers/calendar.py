@@ -7,6 +7,7 @@ says from when, and a cancelled one says so, each as its own record, so the memo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ def _people(event: Any) -> list[str]:
     return out
 
 
-def read_calendar(path: Path, ctx: ImportContext) -> list[Item]:
+def read_calendar(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every occurrence of every event in ``[ctx.since, ctx.until]``."""
     import icalendar
     import recurring_ical_events
@@ -72,16 +73,15 @@ def read_calendar(path: Path, ctx: ImportContext) -> list[Item]:
     now = ctx.local(datetime.now())
     since = ctx.since if ctx.since is not None else now - DEFAULT_PAST
     until = ctx.until if ctx.until is not None else now + DEFAULT_FUTURE
-    out: list[Item] = []
     occurrences: list[Any] = []
     for label, part in _series(cal, icalendar):
         if any(c.get("DTSTART") is None for c in part.walk("VEVENT")):
-            out.append(Rejected(str(path), label, "an event without a start (no DTSTART)"))
+            yield Rejected(str(path), label, "an event without a start (no DTSTART)")
             continue
         try:
             occurrences += recurring_ical_events.of(part).between(since, until)
         except Exception as exc:  # the library raises several kinds on a bad RRULE
-            out.append(Rejected(str(path), label, f"cannot expand the event: {exc!r}"))
+            yield Rejected(str(path), label, f"cannot expand the event: {exc!r}")
     zone = _calendar_zone(cal)
     for ev in occurrences:
         uid = str(ev.get("UID") or "")
@@ -89,7 +89,7 @@ def read_calendar(path: Path, ctx: ImportContext) -> list[Item]:
         start = _dt(ev.get("DTSTART"), ctx, zone)
         where = f"{uid or 'event'} @ {start.isoformat() if start else '?'}"
         if start is None:
-            out.append(Rejected(str(path), where, "no DTSTART"))
+            yield Rejected(str(path), where, "no DTSTART")
             continue
         end = _dt(ev.get("DTEND"), ctx, zone) or start
         original = _dt(ev.get("RECURRENCE-ID"), ctx, zone)
@@ -116,14 +116,13 @@ def read_calendar(path: Path, ctx: ImportContext) -> list[Item]:
         if description:
             text += f". {description[:1000]}"
         key = (original or start).isoformat()
-        out.append(ctx.observation(
+        yield ctx.observation(
             path, where, source="calendar", ts=recorded, text=text,
             external_id=f"{uid}@{key}" if uid else stable_id(summary, key),
             meta={"title": summary, "start_time": start.isoformat(),
                   "end_time": end.isoformat(), "location": place, "attendees": people,
                   "status": status.lower() or "confirmed", "uid": uid, "all_day": all_day,
-                  "original_start": original.isoformat() if original else None}))
-    return out
+                  "original_start": original.isoformat() if original else None})
 
 
 def _series(cal: Any, icalendar: Any) -> list[tuple[str, Any]]:

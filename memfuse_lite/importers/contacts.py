@@ -5,6 +5,7 @@ turns the phone numbers and addresses of later imports into names."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 SOURCE = "contact"
 
 
-def read_vcards(path: Path, ctx: ImportContext) -> list[Item]:
+def read_vcards(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """One observation per vCard with a name; a card that cannot be read is rejected
     alone."""
     import vobject
@@ -30,13 +31,12 @@ def read_vcards(path: Path, ctx: ImportContext) -> list[Item]:
     blocks = _card_blocks(text)
     if not blocks:
         raise ImportFailed("no vCards found (BEGIN:VCARD … END:VCARD)")
-    out: list[Item] = []
     for n, block in enumerate(blocks, start=1):
         where = f"card {n}"
         try:
             card = vobject.readOne(block, ignoreUnreadable=True)
         except Exception as exc:  # vobject raises its own ParseError and plain ValueErrors
-            out.append(Rejected(str(path), where, f"unreadable vCard: {exc}"))
+            yield Rejected(str(path), where, f"unreadable vCard: {exc}")
             continue
         name = _text(getattr(card, "fn", None) and card.fn.value).strip()
         if not name and "n" in card.contents:
@@ -45,7 +45,7 @@ def read_vcards(path: Path, ctx: ImportContext) -> list[Item]:
                             ("prefix", "given", "additional", "family", "suffix")).strip()
         name = " ".join(name.split())
         if not name:
-            out.append(Rejected(str(path), where, "no name (FN or N)"))
+            yield Rejected(str(path), where, "no name (FN or N)")
             continue
         phones = [_text(t.value).strip() for t in card.contents.get("tel", [])]
         emails = [_text(e.value).strip() for e in card.contents.get("email", [])]
@@ -54,13 +54,12 @@ def read_vcards(path: Path, ctx: ImportContext) -> list[Item]:
         rev = card.contents.get("rev")
         uid = card.contents.get("uid")
         text = "Contact: " + name + "".join(f", {v}" for v in [*phones, *emails, *org] if v)
-        out.append(ctx.observation(
+        yield ctx.observation(
             path, where, source=SOURCE, ts=_when(rev, ctx), text=text,
             external_id=str(uid[0].value) if uid else stable_id(name, *sorted(phones),
-                                                                 *sorted(emails)),
+                                                            *sorted(emails)),
             meta={"name": name, "phones": phones, "emails": emails, "nicknames": nick,
-                  "org": org}))
-    return out
+                  "org": org})
 
 
 BINARY = ("PHOTO", "LOGO", "SOUND", "KEY")

@@ -9,6 +9,7 @@ neither (a picture, a reaction) is rejected.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -29,7 +30,7 @@ ORDER BY m.date, m.ROWID
 """
 
 
-def read_chat_db(path: Path, ctx: ImportContext) -> list[Item]:
+def read_chat_db(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every message of one ``chat.db``."""
     import apsw
 
@@ -42,35 +43,33 @@ def read_chat_db(path: Path, ctx: ImportContext) -> list[Item]:
             db.close()
     except apsw.Error as exc:
         raise ImportFailed(f"not a Messages database ({exc})") from exc
-    out: list[Item] = []
     for rowid, guid, text, body, date, from_me, service, handle, chat_id, chat_name in rows:
         where = f"message {rowid}"
         words = " ".join(str(text or "").replace("\ufffc", " ").split()) or \
             " ".join(archived_string(body).split())
         if not words:
-            out.append(Rejected(str(path), where, "no text (pictures and reactions are not "
-                                "stored)"))
+            yield Rejected(str(path), where, "no text (pictures and reactions are not "
+                           "stored)")
             continue
         try:
             ts = apple_time(date)
         except (TypeError, ValueError, OverflowError) as exc:
-            out.append(Rejected(str(path), where, f"bad date {date!r}: {exc}"))
+            yield Rejected(str(path), where, f"bad date {date!r}: {exc}")
             continue
         address = str(handle or chat_id or "")
         name = ctx.name_for(address) or ""
         party = f"{name} ({address})" if name else (address or "an unknown sender")
         sent = bool(from_me)
         kind = "SMS" if str(service or "") == "SMS" else "iMessage"
-        out.append(ctx.observation(
+        yield ctx.observation(
             path, where, source="sms" if kind == "SMS" else "chat",
             ts=ts.astimezone(ctx.zone), text=f"{kind} {'to' if sent else 'from'} {party}: {words}",
             external_id=f"imessage:{guid or rowid}",
             meta={"contactName": name, "phoneNumber": address, "direction":
                   "sent" if sent else "received", "chat": str(chat_name or chat_id or address),
-                  "service": kind}))
+                  "service": kind})
     if not rows:
         raise ImportFailed("no messages in this database")
-    return out
 
 
 def apple_time(value: object) -> datetime:

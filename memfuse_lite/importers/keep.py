@@ -8,7 +8,7 @@ its labels kept in ``meta``. Notes in the trash are rejected; archived ones are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,19 +16,17 @@ from typing import Any
 from .base import ImportContext, Importer, Item, Rejected, json_files, stable_id
 
 
-def read_keep(path: Path, ctx: ImportContext) -> list[Item]:
+def read_keep(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every note of a Keep folder (or one note's ``.json`` file)."""
-    out: list[Item] = []
     for file, note in json_files(path, "Keep notes"):
         if isinstance(note, Rejected):
-            out.append(note)
+            yield note
             continue
         if not isinstance(note, Mapping) or not ({"textContent", "listContent", "title"}
                                                  & set(note)):
-            out.append(Rejected(str(file), "", "not a Keep note"))
+            yield Rejected(str(file), "", "not a Keep note")
             continue
-        out.append(_note(file, note, ctx))
-    return out
+        yield _note(file, note, ctx)
 
 
 def _note(file: Path, note: Mapping[str, Any], ctx: ImportContext) -> Item:

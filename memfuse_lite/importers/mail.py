@@ -108,18 +108,16 @@ def _message(path: Path, where: str, msg: EmailMessage, ctx: ImportContext,
                                  "message_id": msg_id})
 
 
-def read_mail(path: Path, ctx: ImportContext) -> list[Item]:
+def read_mail(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every message of an mbox file, or the one message of an ``.eml`` file."""
-    out: list[Item] = []
     try:
         for where, msg, envelope in _messages(path):
             try:
-                out.append(_message(path, where, msg, ctx, envelope))
+                yield _message(path, where, msg, ctx, envelope)
             except (ValueError, TypeError, LookupError) as exc:
-                out.append(Rejected(str(path), where, f"unreadable message: {exc}"))
+                yield Rejected(str(path), where, f"unreadable message: {exc}")
     except OSError as exc:
         raise ImportFailed(f"cannot read the mail: {exc}") from exc
-    return out
 
 
 def _messages(path: Path) -> Iterator[tuple[str, EmailMessage, str | None]]:

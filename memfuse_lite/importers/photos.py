@@ -8,6 +8,7 @@ capture time is rejected (a file date is not when it was taken).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -90,14 +91,13 @@ def _content_id(file: Path) -> str:
     return digest.hexdigest()[:32]
 
 
-def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
+def read_photos(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every photo in a folder (recursively), or one photo file."""
     files = [path] if path.is_file() else sorted(
         p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
     if not files:
         raise ImportFailed("no photos found (JPEG, HEIC, TIFF or PNG)")
     root = path if path.is_dir() else path.parent
-    out: list[Item] = []
     for file in files:
         name = file.relative_to(root).as_posix()
         try:
@@ -105,11 +105,11 @@ def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
         except ImportError:
             raise
         except Exception as exc:  # the readers raise many kinds on damaged files
-            out.append(Rejected(str(file), "", f"unreadable EXIF: {exc!r}"))
+            yield Rejected(str(file), "", f"unreadable EXIF: {exc!r}")
             continue
         taken = _taken(tags, ctx)
         if taken is None:
-            out.append(Rejected(str(file), "", "no capture time in EXIF"))
+            yield Rejected(str(file), "", "no capture time in EXIF")
             continue
         lat = _degrees(tags.get("GPS GPSLatitude"), tags.get("GPS GPSLatitudeRef"))
         lon = _degrees(tags.get("GPS GPSLongitude"), tags.get("GPS GPSLongitudeRef"))
@@ -122,9 +122,8 @@ def read_photos(path: Path, ctx: ImportContext) -> list[Item]:
             meta["gps"] = {"lat": round(lat, 6), "lon": round(lon, 6)}
         # by content, not by name: cameras restart IMG_0001 in every folder and on every
         # phone, and the same picture copied to two folders is one photo
-        out.append(ctx.observation(file, "", source="photo", ts=taken, text=text,
-                                   external_id=f"photo:{_content_id(file)}", meta=meta))
-    return out
+        yield ctx.observation(file, "", source="photo", ts=taken, text=text,
+                              external_id=f"photo:{_content_id(file)}", meta=meta)
 
 
 IMPORTER = Importer("photos", read_photos, "a folder of photos: EXIF time and GPS, no pixels")

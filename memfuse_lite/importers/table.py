@@ -11,7 +11,7 @@ read from the file.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,7 +39,7 @@ def parse_mapping(value: str) -> dict[str, str]:
     return out
 
 
-def read_table(path: Path, ctx: ImportContext) -> list[Item]:
+def read_table(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """One observation per row."""
     mapping = dict(ctx.options)
     missing = [k for k in ("ts", "text") if k not in mapping]
@@ -64,15 +64,14 @@ def read_table(path: Path, ctx: ImportContext) -> list[Item]:
             if absent:
                 raise ImportFailed(f"no column {absent[0]!r} (columns: {', '.join(header)})")
             seen: dict[str, int] = {}
-            out: list[Item] = []
             for row in rows:
                 # a row without an id is known by all it holds, and by its place among
                 # rows alike in everything (two "ok" in one minute are two messages)
                 key = stable_id(*sorted((k or "", v or "") for k, v in row.items()))
                 seen[key] = nth = seen.get(key, 0) + 1
-                out.append(_row(path, f"line {rows.line_num}", row, mapping, ctx,
-                                f"csv:{key}" + (f"#{nth}" if nth > 1 else "")))
-            return out
+                yield _row(path, f"line {rows.line_num}", row, mapping, ctx,
+                           f"csv:{key}" + (f"#{nth}" if nth > 1 else ""))
+            return
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ImportFailed(f"cannot read the table: {exc}") from exc
 

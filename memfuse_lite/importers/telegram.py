@@ -19,7 +19,7 @@ from typing import Any
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected
 
 
-def read_export(path: Path, ctx: ImportContext) -> list[Item]:
+def read_export(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every message of every chat in one ``result.json``."""
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
@@ -31,14 +31,12 @@ def read_export(path: Path, ctx: ImportContext) -> list[Item]:
     if not chats:
         raise ImportFailed("no Telegram chats found (a 'messages' list, or 'chats' → "
                            "'list' of an account export)")
-    out: list[Item] = []
     for chat in chats:
         name = str(chat.get("name") or chat.get("type") or "chat")
         chat_id = str(chat.get("id") or name)
         for n, message in enumerate(chat.get("messages") or [], start=1):
-            out.append(_message(path, f"{name}, message {message.get('id', n)}", message,
-                                name, chat_id, ctx))
-    return out
+            yield _message(path, f"{name}, message {message.get('id', n)}", message,
+                           name, chat_id, ctx)
 
 
 def _chats(data: object) -> Iterator[Mapping[str, Any]]:

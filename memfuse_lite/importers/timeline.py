@@ -21,20 +21,18 @@ from .base import ImportContext, Importer, Item, Rejected, json_files, stable_id
 _LATLNG = re.compile(r"(-?\d+(?:\.\d+)?)°?\s*,\s*(-?\d+(?:\.\d+)?)°?")
 
 
-def read_timeline(path: Path, ctx: ImportContext) -> list[Item]:
+def read_timeline(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every visit of one Timeline file, or of every ``.json`` file in a folder."""
-    out: list[Item] = []
     for file, data in json_files(path, "Timeline files"):
         if isinstance(data, Rejected):
-            out.append(data)
+            yield data
             continue
         segments = list(_segments(data))
         if not segments:
-            out.append(Rejected(str(file), "", "no timelineObjects or semanticSegments"))
+            yield Rejected(str(file), "", "no timelineObjects or semanticSegments")
             continue
         for n, segment in enumerate(segments, start=1):
-            out.append(_visit(file, f"segment {n}", segment, ctx))
-    return out
+            yield _visit(file, f"segment {n}", segment, ctx)
 
 
 def _segments(data: object) -> Iterator[Mapping[str, Any]]:

@@ -7,6 +7,7 @@ are year, month, day. Notices (encryption, a group created) are not messages."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -30,7 +31,7 @@ most this many words (a notice with a colon in it has more: "Ana changed the gro
 description:")."""
 
 
-def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
+def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every message of one exported chat."""
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
@@ -43,7 +44,6 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
     day_first = not any(int(m["b"]) > 12 for m in ordered) or any(
         int(m["a"]) > 12 for m in ordered)
     chat = path.stem.removeprefix("WhatsApp Chat with ").strip()
-    out: list[Item] = []
     seen: dict[str, int] = {}
     for i, (n, m) in enumerate(heads):
         end = heads[i + 1][0] - 1 if i + 1 < len(heads) else len(lines)
@@ -56,12 +56,12 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
         if sender is None or sender["text"].startswith(NOTICE_MARK):
             # iPhone exports write notices ("Messages and calls are end-to-end encrypted",
             # "Ana created group") under the chat's name, marked by a left-to-right mark
-            out.append(Rejected(str(path), where, "a notice, not a message"))
+            yield Rejected(str(path), where, "a notice, not a message")
             continue
         try:
             ts = _when(m, day_first)
         except ValueError as exc:
-            out.append(Rejected(str(path), where, f"bad date or time: {exc}"))
+            yield Rejected(str(path), where, f"bad date or time: {exc}")
             continue
         who, text = sender["who"].strip(), sender["text"].strip()
         key = stable_id(chat, ts.isoformat(), who, text)
@@ -70,10 +70,9 @@ def read_chat(path: Path, ctx: ImportContext) -> list[Item]:
         meta: dict[str, object] = {"sender": who, "chat": chat}
         if nth > 1:
             meta["seq"] = nth
-        out.append(ctx.observation(
+        yield ctx.observation(
             path, where, source="chat", ts=ctx.local(ts), text=f"{who}: {text}",
-            external_id="wa:" + key + (f"#{nth}" if nth > 1 else ""), meta=meta))
-    return out
+            external_id="wa:" + key + (f"#{nth}" if nth > 1 else ""), meta=meta)
 
 
 def _when(m: re.Match[str], day_first: bool) -> datetime:
