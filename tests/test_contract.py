@@ -1111,3 +1111,28 @@ def test_a_who_answer_must_name_the_one_the_record_says_does_it(
     if mode == "fallback":
         assert answer.rejected is not None and answer.rejected.reason == WRONG_PERSON
         assert "I'll pick up Mia" in answer.text
+
+
+def test_a_long_question_stands_on_the_records_the_model_cites_together(
+        config: MemFuseConfig, embedder, tmp_path) -> None:
+    # no one record holds half of the question's key words, the two cited together do
+    seed = MemFuse(tmp_path / "m", config=config, embedder=embedder)
+    ingest(seed, [("2025-03-01T09:00", "Booked the pottery workshop"),
+                  ("2025-03-01T09:30", "Bought glazes for the glazing class")])
+    seed.close()
+    question = ("What did I buy at the Hangzhou pottery workshop on Saturday with Lily for "
+                "the glazing class?")
+    llm = ScriptedLLM(lambda op, prompt: {
+        "answer": "Glazes, for the glazing class of the pottery workshop", "known": True,
+        "citations": cite(prompt, "Booked the pottery", "Bought glazes")}
+        if op == "answer" else {"sufficient": True, "follow_up": ""})
+    cfg = MemFuseConfig(model_dir=config.model_dir, answer_llm="scripted", tz="UTC")
+    mem = MemFuse(tmp_path / "m", config=cfg, embedder=embedder, llms={"scripted": llm})
+    try:
+        answer = asyncio.run(mem.ask(question, viewer="ana", now=datetime(2025, 3, 2)))
+    finally:
+        mem.close()
+    extractive = compose(question, answer.evidence, (), datetime(2025, 3, 2), None)
+    assert extractive.text == DONT_KNOW, "no one record is enough for the extractive answer"
+    assert answer.mode == "llm", answer.rejected
+    assert answer.text.startswith("Glazes")

@@ -175,7 +175,7 @@ def echoes(claim: str, question: str) -> bool:
 NO_CLAIM = "the model's answer says nothing"
 NO_CITATION = "the model cites no record about the question"
 NOT_STATED = "the records the model cites do not state what it says"
-NOTHING_TO_GO_ON = "no record holds half of the question's key words"
+NOTHING_TO_GO_ON = "neither the best records nor those it cites hold half of the question's key words"
 PART_UNANSWERED = "a part of the question is left unanswered"
 LESS_ABOUT_IT = "it rests on records less about the question than the best one"
 LOOK_ALIKE = "it rests on a look-alike of a record placed before it"
@@ -206,24 +206,30 @@ def objection(question: str, claim: str, cited: tuple[int, ...], rests: tuple[in
         return NO_CITATION
     if not supported(claim, question, [by_id[i] for i in cited]):
         return NOT_STATED  # the records it cites do not state what it says
-    if not quoted:
-        return NOTHING_TO_GO_ON  # no record holds half of the question's key words: nothing to go on
-    # a question that asks several things: a part left unanswered (the report the best
-    # record replaced, which the extractive answer quotes beside it, is one: "what time
-    # does the reminder give, and what time did Mia say?")
-    if parts_asked(question) > 1 and \
-            len(rests) < len(quoted) + len(replaces(question, quoted, hits)[1]):
-        return PART_UNANSWERED
     words = set(keywords(question).split())
-    most = max(len(key_words_held(words, by_id[i])) for i in rests)
-    best = len(key_words_held(words, quoted[0]))
-    if most < best:
-        return LESS_ABOUT_IT  # resting on records less about the question than the best one
-    if most == best and not {h.event_id for h in quoted} & set(rests):
-        # resting only on others that are as much about it: a look-alike the answer order
-        # puts below (another appointment with the same doctor), which a small model is
-        # drawn to as readily as to the right one
-        return LOOK_ALIKE
+    if not quoted:
+        # no record the extractive answer would quote holds half of the question's key
+        # words; the records the model cites may, together (a long question whose parts
+        # several records of one happening state): else there is nothing to go on
+        together = frozenset().union(*(key_words_held(words, by_id[i]) for i in cited))
+        if not words or len(together) < max(1, (len(words) + 1) // 2):
+            return NOTHING_TO_GO_ON
+    else:
+        # a question that asks several things: a part left unanswered (the report the best
+        # record replaced, which the extractive answer quotes beside it, is one: "what time
+        # does the reminder give, and what time did Mia say?")
+        if parts_asked(question) > 1 and \
+                len(rests) < len(quoted) + len(replaces(question, quoted, hits)[1]):
+            return PART_UNANSWERED
+        most = max(len(key_words_held(words, by_id[i])) for i in rests)
+        best = len(key_words_held(words, quoted[0]))
+        if most < best:
+            return LESS_ABOUT_IT  # resting on records less about the question than the best
+        if most == best and not {h.event_id for h in quoted} & set(rests):
+            # resting only on others that are as much about it: a look-alike the answer
+            # order puts below (another appointment with the same doctor), which a small
+            # model is drawn to as readily as to the right one
+            return LOOK_ALIKE
     if ASKS_WHO.search(question) and _someone_else(question, claim,
                                                    [by_id[i] for i in rests], hits):
         return WRONG_PERSON  # "Ana", from Ben's "Reminder for Ana: … I'll pick up Mia"
