@@ -395,28 +395,68 @@ def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
 
+def ask_every_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("ask: every question of every dataset", r),
+             "Each question asked on the fused pipeline (LifeBench multiple choice with and "
+             "without its options); goal 0 exceptions, 0 answers without text or letter.", "",
+             "| dataset | mode | asks | exceptions | no text | no letter |",
+             "|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['dataset']} | {row['mode']} | {row.get('asks', 0)} | "
+                     f"{row.get('exceptions', 0)} | {row.get('no text', 0)} | "
+                     f"{row.get('no letter', 0)} |")
+    return [*lines, ""]
+
+
+def import_scale_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("import: large generated exports", r),
+             f"Read in a fresh process each, streamed (as `memfuse import` reads) and whole "
+             f"(the baseline); nothing ingested. Goal: peak RSS ≤ {r['goal_peak_rss_mb']:.0f} MB "
+             "streamed.", "",
+             "| importer | file MB | how | records | rejected | records/s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['kind']} | {row['file_mb']} | {row['how']} | {row['records']} | "
+                     f"{row['rejected']} | {row['records_per_s']} | {row['peak_rss_mb']} |")
+    return [*lines, ""]
+
+
 def ask_section(r: dict[str, Any]) -> list[str]:
     lines = [*_heading(f"ask: {r['dataset']} ({r['questions']} questions)", r),
              "Citation precision = share of cited records that are gold evidence; recall = "
-             "share of gold records cited. LLM answers kept = share whose cited records state "
-             "what they say (the rest fall back to the extractive answer). Multiple choice beside its chance rate and the "
-             "rate of always answering the letter most often right in these questions.", "",
-             "| answer LLM | pipeline | p50 ms | p95 ms | LLM calls/q | prompt tok/q "
-             "| completion tok/q | citation precision | citation recall | cites any gold "
-             "| LLM answers kept | answer checklist | multiple choice | chance "
-             "| most frequent letter |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "share of gold records cited. LLM answers kept = share in the model's own words "
+             "(mode `llm`; the rest fall back to the extractive answer, for the reasons "
+             "below). First text = time to the first piece of the streamed answer. Answer "
+             "checklist beside the same score of the gold records joined (the ceiling). "
+             "Multiple choice beside the model's own letters (kept or not), its chance rate and "
+             "the rate of always answering the letter most often right in these questions.", "",
+             "| answer LLM | pipeline | p50 ms | p95 ms | first text p50 ms | LLM calls/q "
+             "| prompt tok/q | completion tok/q | citation precision | citation recall "
+             "| cites any gold | LLM answers kept | answer checklist (ceiling) "
+             "| multiple choice | model's letters | chance | most frequent letter |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in r["rows"]:
         lat = row["latency_ms"]
+        first = (row.get("first_text_ms") or {}).get("p50")
         lines.append(f"| {row['llm']} | {row['pipeline']} | {lat['p50']} | {lat['p95']} | "
+                     f"{_or_dash(first)} | "
                      f"{row['llm_calls_per_q']} | {row['prompt_tokens_per_q']} | "
                      f"{row['completion_tokens_per_q']} | "
                      f"{_or_dash(row.get('citation_precision'))} | "
                      f"{_or_dash(row.get('citation_recall'))} | {row['cites_gold_evidence']} | "
                      f"{_or_dash(row.get('llm_answers_kept'))} | "
-                     f"{_or_dash(row.get('answer_checklist'))} | "
-                     f"{_or_dash(row.get('mc_accuracy'))} | {_or_dash(row.get('mc_chance'))} | "
-                     f"{_or_dash(row.get('mc_majority'))} |")
+                     f"{_or_dash(row.get('answer_checklist'))}"
+                     + (f" ({row['checklist_evidence_ceiling']})"
+                        if row.get("checklist_evidence_ceiling") is not None else "") + " | "
+                     f"{_or_dash(row.get('mc_accuracy'))} | "
+                     f"{_or_dash(row.get('model_letter_accuracy'))} | "
+                     f"{_or_dash(row.get('mc_chance'))} | {_or_dash(row.get('mc_majority'))} |")
+    kept = [row for row in r["rows"] if row.get("not_kept")]
+    if kept:
+        lines += ["", "Why the model's answer was not kept (answers per reason):", ""]
+        for row in kept:
+            lines.append(f"- {row['llm']}, {row['pipeline']}: " + "; ".join(
+                f"{reason}: {n}" for reason, n in row["not_kept"].items()))
     typed = [row for row in r["rows"] if row.get("by_type")]
     if typed:
         lines += ["", "Per question type (multiple choice beside the rate of the letter most "
@@ -708,8 +748,12 @@ def main(argv: list[str] | None = None) -> None:
         if name.startswith("timeexpr-"):
             lines += timeexpr_section(r)
     for name, r in results.items():
-        if name.startswith("ask-"):
+        if name.startswith("ask-") and name != "ask-every":
             lines += ask_section(r)
+    if "ask-every" in results:
+        lines += ask_every_section(results["ask-every"])
+    if "import-scale" in results:
+        lines += import_scale_section(results["import-scale"])
     for name, r in results.items():
         if name.startswith("citations-"):
             lines += citations_section(r)
