@@ -26,12 +26,12 @@ import re
 from collections.abc import Sequence
 
 from memfuse_lite.answer.wording import FUNCTION_WORDS
+from memfuse_lite.text.timeexpr import MONTH_NAMES
 from memfuse_lite.text.tokens import stems, words
 
 QUOTED = re.compile(r"[\"“「『《‘]([^\"”」』》’]{2,}?)[\"”」』》’]")
 EVENT_IDS = re.compile(r"[(（]\s*(?:event\s*ids?|事件\s*id)[^)）]*[)）]", re.I)
-MONTHS = ("january february march april may june july august september october november "
-          "december").split()
+MONTHS = MONTH_NAMES
 DATE_EN = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})"
                      r"(?:st|nd|rd|th)?\b", re.I)
 DATE_ZH = re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")

@@ -11,6 +11,7 @@ from ..fusion.terms import terms_of
 from ..records import Hit
 from ..retrieve.planner import keywords
 from ..text.features import entities_of
+from ..text.timeexpr import MONTH_NAMES, WEEKDAY_NAMES
 from ..text.tokens import stems
 from ..timeutil import parse_ts
 from .extractive import replaces
@@ -146,12 +147,7 @@ def _written_time(hit: Hit) -> tuple[str, ...]:
         when = parse_ts(hit.provenance[0].ts)
     except (IndexError, ValueError):
         return ()
-    return tuple(stems([_MONTHS[when.month - 1], _WEEKDAYS[when.weekday()]]))
-
-
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    return tuple(stems([MONTH_NAMES[when.month - 1], WEEKDAY_NAMES[when.weekday()]]))
 
 
 def _units(text: str) -> set[str]:

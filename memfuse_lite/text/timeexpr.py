@@ -24,10 +24,13 @@ from datetime import date, datetime, time, timedelta
 WEEKDAYS_EN = {"monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2,
                "wed": 2, "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
                "saturday": 5, "sat": 5, "sunday": 6, "sun": 6}
-FULL_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
-MONTHS_EN = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"], start=1)}
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+"""English weekday names, Monday first (``datetime.weekday()`` order)."""
+FULL_WEEKDAYS = set(WEEKDAY_NAMES)
+MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+               "september", "october", "november", "december")
+"""English month names, January first."""
+MONTHS_EN = {m: i for i, m in enumerate(MONTH_NAMES, start=1)}
 MONTHS_EN.update({k[:3]: v for k, v in list(MONTHS_EN.items())})
 MONTHS_EN["sept"] = 9
 ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
