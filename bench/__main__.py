@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                           "fusion's candidate recall and ranking of true episode mates"),
     "misses": ("bench.misses", "where the evidence left out of fused's context sits in the graph"),
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
+    "rank-fit": ("bench.rank_fit", "fit the fused pipeline's ranking stage, cross-validated"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),
     "ask-every": ("bench.ask_every", "every question of every dataset through ask: exceptions "

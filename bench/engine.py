@@ -438,27 +438,41 @@ def searches_only(keep: Path, size: int, threads: int, n_queries: int,
     return result
 
 
+NO_RANKER = "fused-no-ranker"
+"""The fused pipeline timed again with its ranking stage off (``use_ranker=False``)."""
+
+
 def timed_searches(mem: MemFuse, embedder: TimedEmbedder, qs: list[Query]) -> dict[str, Any]:
     """Latency per pipeline over ``qs``, with and without the query embedding (the time
-    ``embedder`` spent on queries inside each search)."""
+    ``embedder`` spent on queries inside each search); the fused pipeline also without
+    its ranking stage, each question asked both ways in turn."""
     out: dict[str, Any] = {"search": {}, "search_excluding_query_embedding": {}}
     for q, viewer, _ in qs[:10]:  # warm-up
         mem.search(q, viewer=viewer)
     embedding: list[float] = []
+    ranked = mem.engine.config
+    plain = replace(ranked, retrieval=replace(ranked.retrieval, use_ranker=False))
     for pipeline in PIPELINES:
-        lat, without = [], []
+        variants = [(pipeline, ranked)] + ([(NO_RANKER, plain)] if pipeline == "fused" else [])
+        lat: dict[str, list[float]] = {name: [] for name, _ in variants}
+        without: dict[str, list[float]] = {name: [] for name, _ in variants}
         for q, viewer, now in tqdm(qs, desc=f"search {pipeline}", mininterval=5):
-            before = embedder.query_seconds
-            t0 = time.perf_counter()
-            mem.search(q, viewer=viewer, pipeline=pipeline, now=parse_ts(now) if now else None)
-            ms = (time.perf_counter() - t0) * 1000.0
-            embed_ms = (embedder.query_seconds - before) * 1000.0
-            lat.append(ms)
-            without.append(ms - embed_ms)
-            if embed_ms > 0:
-                embedding.append(embed_ms)
-        out["search"][pipeline] = percentiles(lat)
-        out["search_excluding_query_embedding"][pipeline] = percentiles(without)
+            for name, config in variants:
+                mem.engine.config = config  # the stage reads it at each search
+                before = embedder.query_seconds
+                t0 = time.perf_counter()
+                mem.search(q, viewer=viewer, pipeline=pipeline,
+                           now=parse_ts(now) if now else None)
+                ms = (time.perf_counter() - t0) * 1000.0
+                embed_ms = (embedder.query_seconds - before) * 1000.0
+                lat[name].append(ms)
+                without[name].append(ms - embed_ms)
+                if embed_ms > 0:
+                    embedding.append(embed_ms)
+        mem.engine.config = ranked
+        for name, _ in variants:
+            out["search"][name] = percentiles(lat[name])
+            out["search_excluding_query_embedding"][name] = percentiles(without[name])
     out["query_embedding_ms"] = percentiles(embedding)
     return out
 
@@ -480,6 +494,9 @@ def target_lines(result: dict[str, Any]) -> list[str]:
     rows += [
         ("fused p50 / p95 without query embedding",
          f"{without['fused']['p50']} / {without['fused']['p95']} ms", "<= 15 / 30 ms"),
+        *([("fused ranking stage, p50 cost without query embedding",
+            f"{without['fused']['p50'] - without[NO_RANKER]['p50']:+.2f} ms", "<= +3 ms")]
+          if NO_RANKER in without else []),
         ("hybrid p50 / p95 without query embedding",
          f"{without['hybrid']['p50']} / {without['hybrid']['p95']} ms", "<= 5 / 10 ms"),
         (f"HNSW recall@{ann['k']} vs exact", str(ann["hnsw_recall"]), ">= 0.98"),

@@ -171,18 +171,23 @@ def collect(data: Labelled) -> Pairs:
                  np.asarray(labels, dtype=np.float64), rec, ts, threads)
 
 
-def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, iterations: int = 25) -> np.ndarray:
-    """Logistic regression by Newton's method on standardised features; returns weights
-    over the raw features (the bias absorbs the centring)."""
+def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, iterations: int = 25,
+        weights: np.ndarray | None = None, free: tuple[int, ...] = ()) -> np.ndarray:
+    """Logistic regression by Newton's method on standardised features (rows weighted by
+    ``weights``, else equally; the columns ``free`` and the bias without the L2 penalty);
+    returns weights over the raw features (the bias absorbs the centring)."""
     mu, sd = X[:, 1:].mean(0), X[:, 1:].std(0) + 1e-9
     Z = np.hstack([X[:, :1], (X[:, 1:] - mu) / sd])
+    r = np.ones(len(y)) if weights is None else weights * len(y) / weights.sum()
     w = np.zeros(Z.shape[1])
     penalty = np.eye(Z.shape[1]) * l2 * len(y)
     penalty[0, 0] = 0.0
+    for column in free:
+        penalty[column, column] = 0.0
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-np.clip(Z @ w, -30, 30)))
-        grad = Z.T @ (p - y) + penalty @ w
-        hess = (Z * (p * (1 - p))[:, None]).T @ Z + penalty
+        grad = Z.T @ (r * (p - y)) + penalty @ w
+        hess = (Z * (r * p * (1 - p))[:, None]).T @ Z + penalty
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-6:

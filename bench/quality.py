@@ -73,6 +73,8 @@ ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "fused-members-by-relevance": ({"member_relevance": True}, {}),
     # without the search among a named user's own records for the rest of the question
     "fused-no-author-queries": ({"author_weight": 0.0}, {}),
+    # the candidates in the order seeds and expansion gave them (no fitted ranking stage)
+    "fused-no-ranker": ({"use_ranker": False}, {}),
 }
 
 LABELLED = "fused-over-labelled-events"

@@ -151,7 +151,10 @@ class RetrievalConfig:
     BM25), those two rankings weighing this much each in the seeds' RRF (0: not searched;
     people do not name themselves in what they write). ``use_related_links``: a seed's
     likely episode mates that fusion kept in other memories (``related`` edges, see
-    ``FusionConfig.link_probability``) enter as its memory's members do."""
+    ``FusionConfig.link_probability``) enter as its memory's members do. ``use_ranker``:
+    the ``fused`` pipeline's first ``rank_depth`` candidates are reordered by the fitted
+    rank model (:mod:`memfuse_lite.retrieve.rank`; ``rank_model``: another model file
+    than the shipped one), their scores becoming its probability that each is evidence."""
 
     rrf_k: int = 60
     seed_k: int = 20
@@ -177,9 +180,13 @@ class RetrievalConfig:
     fused_doc_seeds: bool = False
     member_relevance: bool = False
     use_related_links: bool = True
+    use_ranker: bool = False
+    rank_depth: int = 40
+    rank_model: str | None = None
 
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)
+        _positive("rank_depth", self.rank_depth)
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
         if not self.author_weight >= 0:

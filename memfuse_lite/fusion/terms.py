@@ -59,6 +59,21 @@ def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozen
     return {i: frozenset(out.get(i, ())) for i in ids}
 
 
+def question_weights(db: apsw.Connection, text: str, cap: int = 2_000) -> dict[str, float]:
+    """The content terms of a question (as :func:`event_terms` cuts records) with their idf
+    over the events held, each term's document frequency counted up to ``cap``."""
+    terms = event_terms(text)
+    if not terms:
+        return {}
+    (total,) = db.execute("SELECT coalesce(max(id), 0) FROM events").fetchall()[0]
+    out = {}
+    for term in terms:
+        (df,) = db.execute("SELECT count(*) FROM (SELECT 1 FROM event_terms WHERE term = ? "
+                           "LIMIT ?)", (term, cap)).fetchall()[0]
+        out[term] = idf(int(df), int(total))  # type: ignore[arg-type]
+    return out
+
+
 def idf(df: int, before: int) -> float:
     """Inverse document frequency of a term held by ``df`` of the events before ``before``
     (event ids stand for the count of earlier events: deterministic, and close enough)."""

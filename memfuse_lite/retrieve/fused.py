@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..fusion.graph import CAUSES, FusionGraph
+from ..fusion.terms import question_weights, terms_of_events
 from ..index.base import EVENT, FUSED, IndexFilter
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
@@ -21,6 +22,7 @@ from .base import Context, Pipeline, Request
 from .expand import expand
 from .llm_planner import refine_plan
 from .planner import ASKS_WHY, Constraint, Plan, plan_query
+from .rank import Candidate, ListPlaces, features, load_rank_model
 from .rrf import rrf
 
 if TYPE_CHECKING:
@@ -30,6 +32,9 @@ Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
 """Events by id (the ones that exist)."""
 Access = Callable[[Iterable[int]], dict[int, tuple[tuple[str, ...] | None, float]]]
 """Event ids → (audience, observation epoch): :meth:`Store.access`, read once."""
+OnFeatures = Callable[[list[int], np.ndarray], None]
+"""Receives the ranking stage's candidates (ids) and their feature rows
+(:func:`~memfuse_lite.retrieve.rank.features`), before they are reordered."""
 
 
 def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilter | None:
@@ -90,6 +95,14 @@ def _matches(event: AtomicEvent, c: Constraint) -> bool:
     return False
 
 
+def _days_off(event: AtomicEvent, window: Constraint) -> float:
+    """How many days the nearest of the event's times lies outside a time window."""
+    if not isinstance(window.value, tuple):
+        return 0.0
+    start, end = window.value
+    return min(max(0.0, start - t, t - end) for t in _times(event)) / 86_400.0
+
+
 class FusedRetriever:
     """Fusion-aware retrieval over an engine's indexes and fusion graph."""
 
@@ -110,8 +123,11 @@ class FusedRetriever:
         return Plan(plan.question, plan.rewrites[: self.cfg.max_rewrites], plan.constraints)
 
     def retrieve(self, question: str, *, viewer: str, now: datetime | None, k: int,
-                 extra_queries: Sequence[str] = (), plan: Plan | None = None) -> Context:
-        """Seeds, expansion and the grouped final context for one question."""
+                 extra_queries: Sequence[str] = (), plan: Plan | None = None,
+                 on_features: OnFeatures | None = None) -> Context:
+        """Seeds, expansion, the ranking stage (``use_ranker``) and the grouped final
+        context for one question. ``on_features`` receives the ranking stage's candidates
+        and features (computed for it even with the stage off)."""
         cfg = self.cfg
         plan = plan or self.plan(question, now)
         applied = plan.applied(cfg.constraint_min_confidence)
@@ -121,12 +137,13 @@ class FusedRetriever:
         vectors = self.engine.embedder.embed(queries + [q for q, _ in authored], role="query")
         mine = [(q, v, w) for (q, w), v in zip(authored, vectors[len(queries):], strict=True)]
         vectors = vectors[: len(queries)]
+        places: dict[int, ListPlaces] = {}
         with self.engine.lock:
-            seeds = self._seeds(queries, vectors, viewer, where, authored=mine)
+            seeds = self._seeds(queries, vectors, viewer, where, authored=mine, places=places)
             if not seeds and where is not None:  # the constraints found nothing: relax them
-                seeds = self._seeds(queries, vectors, viewer, _where((), now))
+                seeds = self._seeds(queries, vectors, viewer, _where((), now), places=places)
             if not seeds and where is not None:
-                seeds = self._seeds(queries, vectors, viewer, None)
+                seeds = self._seeds(queries, vectors, viewer, None, places=places)
             # seeds and the supersede check ask for overlapping events; expansion reaches
             # many that rank below k: those are checked for visibility, not read whole
             read = ReadOnce(self.store.get_events).get
@@ -154,6 +171,13 @@ class FusedRetriever:
             causes = self._incoming(graph, list(found), viewer, now, access, "causal",
                                     CAUSES) if why else {}
             scored = _ranked(found, superseded, causes, access(found), viewer)
+            if cfg.use_ranker or on_features is not None:
+                # the stage reorders what came out of the lifts above, and the lifts
+                # apply again to its order
+                found = self._rank({eid: (score, via) for score, eid, via in scored}, plan,
+                                   viewer, vectors[0], places, 2 * (len(queries) + len(mine)),
+                                   now, read, on_features)
+                scored = _ranked(found, superseded, causes, access(found), viewer)
             if not why:
                 causes = self._incoming(graph, [eid for _, eid, _ in scored[:k]], viewer,
                                         now, access, "causal", CAUSES)
@@ -162,16 +186,20 @@ class FusedRetriever:
 
     def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
                where: IndexFilter | None,
-               authored: Sequence[tuple[str, np.ndarray, IndexFilter]] = ()) -> dict[int, float]:
+               authored: Sequence[tuple[str, np.ndarray, IndexFilter]] = (),
+               places: dict[int, ListPlaces] | None = None) -> dict[int, float]:
+        """The seeds' RRF scores; ``places`` is told where each list placed them."""
         depth = self.cfg.seed_k
         lists: list[list[tuple[int, float]] | list[tuple[int, float, int]]] = []
         graph = self.engine.graph
         weights: list[float] = []
+        kinds: list[str] = []  # what each list is, for ``places``
         for query, vec, mine in authored:
             lists.append(self.engine.dense.search(vec, viewer, depth, where=mine))
             lists.append([(h.id, h.score) for h in self.engine.text.search(
                 query, viewer, depth, where=mine, kinds=(EVENT,))])
             weights += [self.cfg.author_weight] * 2
+            kinds += ["authored"] * 2
         episodes = self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds
         for query, vec in zip(queries, vectors, strict=True):
             lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
@@ -182,11 +210,16 @@ class FusedRetriever:
                 lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
                 lists.append(self._members_of_fused_hits(
                     [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
+                kinds += ["dense", "bm25", "episodes"]
             else:
                 lists.append([(h.id, h.score) for h in self.engine.text.search(
                     query, viewer, depth, where=where, kinds=(EVENT,))])
+                kinds += ["dense", "bm25"]
         weights += [1.0] * (len(lists) - len(weights))
-        return dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])
+        seeds = dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])
+        if places is not None:
+            _place(lists, kinds, places)
+        return seeds
 
     @staticmethod
     def _members_of_fused_hits(hits: list[tuple[int, float]], graph: FusionGraph,
@@ -199,6 +232,64 @@ class FusedRetriever:
                 out.append((eid, score, rank))
             if len(out) >= depth:
                 break
+        return out
+
+    def _rank(self, found: dict[int, tuple[float, str]], plan: Plan, viewer: str,
+              query: np.ndarray,
+              places: dict[int, ListPlaces], lists: int, now: datetime | None, read: Read,
+              on_features: OnFeatures | None) -> dict[int, tuple[float, str]]:
+        """The ranking stage: the first ``rank_depth`` candidates by fused score, scored
+        by the rank model (their score becomes its probability); those below keep their
+        order under the last of them."""
+        cfg = self.cfg
+        top = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))[: cfg.rank_depth]
+        if not top:
+            return found
+        ids = [eid for eid, _ in top]
+        events = read(ids)
+        cos = self.engine.dense.similarities(query, ids)
+        with self.store.looking_up() as db:
+            terms = terms_of_events(db, ids)
+            asked = question_weights(db, plan.question)
+        graph = self.engine.graph
+        memory_of = graph.fused_of_many(ids) if graph is not None else {}
+        window = next((c for c in plan.applied(cfg.constraint_min_confidence)
+                       if c.kind == "time"), None)
+        cues = {kind: [c for c in plan.constraints if c.kind == kind]
+                for kind in ("source", "contact", "user")}
+        candidates = []
+        for eid, (score, via) in top:
+            ev = events.get(eid)
+            if ev is None:
+                continue
+            neighbours = frozenset(
+                e.dst if e.src == eid else e.src for e in graph.edges_of(eid)
+            ) if graph is not None else frozenset()
+            candidates.append(Candidate(
+                id=eid, score=score, via=via, cos=cos.get(eid, 0.0),
+                terms=terms.get(eid, frozenset()), when=max(_times(ev)), length=len(ev.text),
+                memory=memory_of.get(eid),
+                in_time=None if window is None else _matches(ev, window),
+                days_off=0.0 if window is None else _days_off(ev, window),
+                source_cue=any(_matches(ev, c) for c in cues["source"]),
+                contact_cue=any(_matches(ev, c) for c in cues["contact"]),
+                by_named_user=any(_matches(ev, c) for c in cues["user"]),
+                own=ev.user == viewer, neighbours=neighbours))
+        asked_at = to_epoch(now) if now is not None else max(c.when for c in candidates)
+        X = features(candidates, places, lists, asked, asked_at)
+        ids = [c.id for c in candidates]
+        if on_features is not None:
+            on_features(ids, X)
+        if not cfg.use_ranker:
+            return found
+        probability = load_rank_model(cfg.rank_model).probabilities(X)
+        floor = float(probability.min()) if len(probability) else 1.0
+        ranked = set(ids)
+        below = [(eid, s) for eid, s in found.items() if eid not in ranked]
+        top_rest = max((s for s, _ in (v for _, v in below)), default=0.0) or 1.0
+        out = {eid: (floor * 0.999 * s / top_rest, via) for eid, (s, via) in below}
+        for eid, p in zip(ids, probability, strict=True):
+            out[eid] = (float(p), found[eid][1])
         return out
 
     def _relevance(self, query: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
@@ -277,6 +368,19 @@ class FusedRetriever:
                 caused_by=causes.get(eid, ()))
             for score, eid, via in scored[:slots])
         return Context(hits, tuple(fused), plan)
+
+
+def _place(lists: Sequence[Sequence[tuple[int, float] | tuple[int, float, int]]],
+           kinds: Sequence[str], places: dict[int, ListPlaces]) -> None:
+    """Record in ``places`` where the seed lists (of ``kinds``: dense, bm25, authored;
+    the members of BM25-ranked episodes are not counted) placed each event."""
+    for ranking, kind in zip(lists, kinds, strict=True):
+        if kind == "episodes":
+            continue
+        best = ranking[0][1] if ranking else 0.0
+        for rank, entry in enumerate(ranking, start=1):
+            share = entry[1] / best if kind == "bm25" and best > 0 else 0.0
+            places.setdefault(entry[0], ListPlaces()).place(kind, rank, share)
 
 
 def _ranked(found: dict[int, tuple[float, str]], superseded: dict[int, tuple[int, ...]],
