@@ -180,7 +180,7 @@ class RetrievalConfig:
     fused_doc_seeds: bool = False
     member_relevance: bool = False
     use_related_links: bool = True
-    use_ranker: bool = False
+    use_ranker: bool = True
     rank_depth: int = 40
     rank_model: str | None = None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
 from memfuse_lite.answer import DONT_KNOW
 from memfuse_lite.config import IngestConfig, RetrievalConfig
+from memfuse_lite.retrieve.fused import FusedRetriever
 
 from .scenarios import DENTIST, GRANDMA, TRIP, Row, observations
 
@@ -198,9 +200,11 @@ def test_a_retrieved_memory_hands_over_its_members_whatever_their_wording(
         mem: MemFuse) -> None:
     """The call log shares no word with the question: it enters as a member of its
     retrieved memory at that memory's best seed score times the hop decay, not scaled
-    down by its cosine with the question."""
-    result = mem.search("When is my dentist appointment now?", viewer="ana",
-                        pipeline="fused", k=20)
+    down by its cosine with the question (the scores before the ranking stage)."""
+    retriever = FusedRetriever(mem.engine)
+    retriever.cfg = replace(retriever.cfg, use_ranker=False)
+    result = retriever.retrieve("When is my dentist appointment now?", viewer="ana",
+                                now=None, k=20)
     call = next(h for h in result.hits if h.provenance[0].external_id == "den-call")
     seeds = [h.score for h in result.hits if h.via == "seed" and h.fused_id == call.fused_id]
     assert call.via == "member_of" and seeds
