@@ -50,6 +50,17 @@ def test_info_and_roles(embedder: OnnxEmbedder) -> None:
         embedder.embed("not a list")  # type: ignore[arg-type]
 
 
+def test_a_vector_does_not_depend_on_its_batch_mates(embedder: OnnxEmbedder) -> None:
+    """The same record embedded alone, or beside others of other lengths (another ingest
+    batch, another process), gets the same vector, so it ranks the same."""
+    texts = ["Dentist – Dr. Lin, Wed 15:00", "Grocery list: milk, eggs, bread",
+             "The clinic just called: my dentist appointment with Dr. Lin moved to "
+             "Thursday 4pm, and they asked me to bring the insurance card", "好的"]
+    together = embedder.embed(texts)
+    for text, vector in zip(texts, together, strict=True):
+        assert np.array_equal(embedder.embed([text])[0], vector), text
+
+
 def test_int8_agrees_with_fp32(e5_dir: Path, embedder: OnnxEmbedder) -> None:
     fp32 = OnnxEmbedder(e5_dir, onnx_file="model_fp32.onnx")
     a = fp32.embed(VERIFY_SENTENCES)

@@ -22,7 +22,8 @@ def test_scale_measures_every_step(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert [s["added"] for s in steps] == [150, 150]
     assert steps[-1]["stats"]["observations"] == 300
     for step in steps:
-        assert set(step["search"]) == {"bm25", "dense", "hybrid", "fused", "agentic"}
+        assert set(step["search"]) == {"bm25", "dense", "hybrid", "fused", "fused-no-ranker",
+                                       "agentic"}
         assert 0.0 <= step["ann"]["hnsw_recall"] <= step["ann"]["hnsw_recall_ties_counted"] <= 1
     assert all(len(exps) == 1 for exps in result["growth"].values())
     with pytest.raises(SystemExit):

@@ -218,8 +218,11 @@ def compose(question: str, hits: tuple[Hit, ...], fused: tuple[FusedMemory, ...]
         return _fallback(question, hits, choices, embed, completion.usage,
                          Rejected(text, why, choice), quoted, closest)
     rejected = None
-    if choice is not None and choices is not None and \
-            choice not in best_held(choices, [by_id[i] for i in rests]):
+    if choices is not None and choice is None:
+        # an answer that stands but names no letter of the options: the extractive one
+        choice = extractive_choice(choices, hits, embed)[0]
+    elif choices is not None and choice not in best_held(choices,
+                                                         [by_id[i] for i in rests]):
         # a letter whose option the cited records do not favour is a guess
         rejected = Rejected(text, OPTION_NOT_STATED, choice)
         choice = extractive_choice(choices, hits, embed)[0]

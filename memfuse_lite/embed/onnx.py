@@ -36,7 +36,6 @@ class OnnxEmbedder(Embedder):
         threads: int = 1,
         onnx_file: str | None = None,
         max_length: int | None = None,
-        token_budget: int = 512,
         verify: bool = True,
         lazy: bool = False,
     ) -> None:
@@ -59,7 +58,6 @@ class OnnxEmbedder(Embedder):
         self.query_prefix = card.get("query_prefix", "")
         self.passage_prefix = card.get("passage_prefix", "")
         self.max_length = int(max_length or card.get("max_length", 512))
-        self.token_budget = token_budget
         self.info = EmbedderInfo(
             model_id=card["id"],
             dims=int(card["dims"]),
@@ -140,25 +138,18 @@ class OnnxEmbedder(Embedder):
         return self._loaded[1]
 
     def embed_batch(self, texts: Sequence[str], role: Role) -> np.ndarray:
-        """Tokenise with the role's prefix, then run in runs of at most ``token_budget``
-        padded tokens: long texts in small runs, short ones in large (padding and
-        activation memory stay bounded; on CPU, batch 32 of 512-token texts is half as
-        fast as batch 4)."""
+        """Tokenise with the role's prefix, then run each text alone: a dynamically
+        quantized model scales a batch's activations by the whole batch, so a text run
+        beside others would get a vector that depends on its batch mates (cosine ~0.997
+        to its own), and the same record ingested in another batch, or by another
+        process, would rank differently. Alone, a vector is a function of its text."""
         prefix = self.query_prefix if role == "query" else self.passage_prefix
         self.load()
         assert self._loaded is not None
         encs = self._loaded[0]([prefix + t for t in texts])
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i]))
         out = np.zeros((len(encs), self.info.dims), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            end = start + 1
-            while end < len(order) and len(encs[order[end]]) * (end + 1 - start) <= \
-                    self.token_budget:
-                end += 1
-            idx = order[start:end]
-            out[idx] = self._run([encs[i] for i in idx])
-            start = end
+        for row, enc in enumerate(encs):
+            out[row] = self._run([enc])[0]
         return out
 
     def _run(self, encs: Sequence[Sequence[int]]) -> np.ndarray:
