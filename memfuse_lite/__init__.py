@@ -28,6 +28,7 @@ from .llm.base import LLM
 from .memory import MemFuse
 from .records import (
     AtomicEvent,
+    Card,
     Edge,
     ForgetResult,
     FusedMemory,
@@ -45,6 +46,7 @@ __all__ = [
     "Answer",
     "AnswerStream",
     "AtomicEvent",
+    "Card",
     "Citation",
     "Edge",
     "Embedder",

@@ -189,6 +189,36 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    """Serve the memory inspector on 127.0.0.1, as one viewer, until interrupted."""
+    try:
+        import starlette  # noqa: F401 - the web stack is an extra
+        import uvicorn  # noqa: F401
+
+        from .ui import serve
+    except ImportError as exc:
+        raise MemFuseError("the inspector needs the ui extra: "
+                           "pip install 'memfuse_lite[ui]'") from exc
+    if not 0 <= args.port <= 65535:
+        raise InvalidQuery(f"--port must be 0-65535, not {args.port}")
+    config = _config(args)
+    if args.llm:
+        from dataclasses import replace
+
+        config = replace(config, answer_llm=args.llm)
+
+    def ready(url: str) -> None:
+        print(f"memory inspector of {args.db} as {args.viewer} (Ctrl-C stops it):\n{url}",
+              flush=True)
+
+    async def run() -> None:
+        async with MemFuse(args.db, config=config) as mem:
+            await serve(mem, args.viewer, port=args.port, on_ready=ready)
+
+    asyncio.run(run())
+    return 0
+
+
 def _count(summary: dict[str, Any], results: Sequence[Any]) -> None:
     for r in results:
         summary["ingested" if r.status == "accepted" else "duplicate"] += 1
@@ -498,6 +528,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--viewer", required=True, help="the user every tool call acts as")
     p.add_argument("--llm", help="local LLM for ask (default: extractive answers)")
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("ui", parents=[common], help="a memory inspector in the browser, "
+                       "on 127.0.0.1, as one viewer")
+    p.add_argument("--db", required=True)
+    p.add_argument("--viewer", required=True, help="the user every page shows and acts as")
+    p.add_argument("--port", type=int, default=0, help="port to listen on (default: a free "
+                   "one; the address with its token is printed)")
+    p.add_argument("--llm", help="local LLM for ask (default: extractive answers)")
+    p.set_defaults(func=cmd_ui)
 
     p = sub.add_parser("merge", parents=[common],
                        help="ingest other devices' logs, then renumber and re-fuse canonically",

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from .clock import zone_of
-from .errors import MemFuseError, NotFound
+from .errors import MemFuseError
 from .jsonl import answer_json, event_json, timeline_json
 from .memory import MemFuse, parse_ref
 from .records import Observation
@@ -108,25 +108,15 @@ def build_server(mem: MemFuse, viewer: str) -> Any:
         if not observation_ids and source is None and before is None:
             raise fail(ValueError("give observation_ids, source or before"))
         try:
-            if observation_ids:
-                owned = [i for i in observation_ids if _owner(mem, i) == viewer]
-                if len(owned) != len(observation_ids):
-                    raise NotFound(f"{viewer} has no observation "
-                                   f"{sorted(set(observation_ids) - set(owned))}")
             result = await asyncio.to_thread(
-                mem.forget, observation=observation_ids or None, source=source, user=viewer,
-                before=when(before))
+                mem.forget_own, viewer=viewer, observation=observation_ids or None,
+                source=source, before=when(before))
         except MemFuseError as exc:
             raise fail(exc) from exc
         return {"observations": result.observations, "events": result.events,
                 "fused_removed": result.fused_removed, "fused_updated": result.fused_updated}
 
     return app
-
-
-def _owner(mem: MemFuse, observation_id: int) -> str | None:
-    stored = mem.engine.store.load_observations([observation_id])
-    return stored[0].observation.user if stored else None
 
 
 async def serve(mem: MemFuse, viewer: str) -> None:

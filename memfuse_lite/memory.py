@@ -38,6 +38,7 @@ from .ops.canonical import canonicalise
 from .ops.export import export_log
 from .records import (
     AtomicEvent,
+    Card,
     Edge,
     ForgetResult,
     FusedMemory,
@@ -176,6 +177,24 @@ class MemFuse:
         self._check_owner()
         return forget_ops.forget(self._engine, observation=observation, source=source,
                                  user=user, before=self.instant(before, "before"))
+
+    def forget_own(self, *, viewer: str, observation: Sequence[int] | None = None,
+                   source: str | None = None, before: datetime | str | None = None
+                   ) -> ForgetResult:
+        """:meth:`forget` on behalf of ``viewer``, who may delete only their own records:
+        an observation id of another user's record is NotFound, as if it did not exist,
+        and a source or time deletes only ``viewer``'s records of it (what the MCP server
+        and the inspector call)."""
+        if not observation and source is None and before is None:
+            raise ValueError("give observation ids, a source or a time")
+        if observation:
+            self._check_open()
+            owned = {s.id for s in self._engine.store.load_observations(list(observation))
+                     if s.observation.user == viewer}
+            if missing := sorted(set(observation) - owned):
+                raise NotFound(f"{viewer} has no observation {missing}")
+        return self.forget(observation=list(observation) if observation else None,
+                           source=source, user=viewer, before=before)
 
     def export(self, out: IO[str]) -> int:
         """Write every observation as a JSONL line (the ingest format), in canonical
@@ -425,6 +444,22 @@ class MemFuse:
         """A fused memory, its visible members in time order and the edges among them."""
         self._check_open()
         return self._engine.views.timeline(fused_id, viewer)
+
+    def timeline_page(self, *, viewer: str, before: tuple[float, int] | None = None,
+                      size: int = 20) -> tuple[list[Card], tuple[float, int] | None]:
+        """One page of what ``viewer`` may see, newest first: fused memories (and events
+        in none), each once, placed at its newest visible member; and the cursor for the
+        next page (``before``), None after the oldest record. Reads a page's worth of
+        events, never the whole memory."""
+        self._check_open()
+        if size < 1:
+            raise ValueError("size must be at least 1")
+        return self._engine.views.page(viewer, before, size)
+
+    def counts(self, *, viewer: str) -> list[tuple[str, str, int]]:
+        """(source, user, events) of everything ``viewer`` may see, most first."""
+        self._check_open()
+        return self._engine.views.counts(viewer)
 
     def edges_of(self, event_id: int, *, viewer: str) -> list[Edge]:
         """Fusion-graph edges of an event whose other end the viewer may also see."""

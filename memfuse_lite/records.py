@@ -338,6 +338,16 @@ class Edge:
 
 
 @dataclass(frozen=True, slots=True)
+class Card:
+    """One entry of a timeline page: a fused memory (``fused_id``), or an event in none,
+    placed at ``event_id``, its newest member the viewer may see, recorded at ``epoch``."""
+
+    fused_id: int | None
+    event_id: int
+    epoch: float
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One retrieved event with its score and full provenance."""
 

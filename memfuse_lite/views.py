@@ -15,11 +15,15 @@ from .fusion.graph import FusionGraph
 from .fusion.runtime import FusionRuntime
 from .fusion.summary import template_summary, viewer_rows
 from .llm.pool import LLMPool
-from .records import AtomicEvent, Edge, FusedMemory, can_see
+from .records import AtomicEvent, Card, Edge, FusedMemory, can_see
 from .store import fused as fused_sql
-from .store.sqlite import Store
+from .store.sqlite import Store, audience_of_column
 
 log = logging.getLogger("memfuse_lite")
+
+
+PAGE_SCAN = 256
+"""Events read per step of a timeline page (:meth:`MemoryViews.page`)."""
 
 
 class MemoryViews:
@@ -94,6 +98,55 @@ class MemoryViews:
         return [e for e in edges
                 if (o := others.get(e.dst if e.src == event.id else e.src)) is not None
                 and can_see(viewer, o.audience)]
+
+    def page(self, viewer: str, before: tuple[float, int] | None, size: int
+             ) -> tuple[list[Card], tuple[float, int] | None]:
+        """One page of the viewer's timeline, newest first: up to ``size`` cards (a fused
+        memory, or an event in none), each placed at its newest member the viewer may see,
+        and the cursor to pass as ``before`` for the next page (None at the oldest record).
+        Reads along the time index, a few hundred events at a time, never the whole
+        memory; a memory already placed on an earlier page (a newer visible member than
+        ``before``) is not repeated."""
+        cards: list[Card] = []
+        placed: set[tuple[str, int]] = set()
+        cursor = before
+        while len(cards) < size:
+            with self.store.reading() as db:
+                rows = fused_sql.events_before(db, cursor, PAGE_SCAN)
+            if not rows:
+                return cards, None
+            for eid, epoch, audience, fid in rows:
+                if len(cards) == size:
+                    return cards, cursor
+                cursor = (epoch, eid)
+                if not can_see(viewer, audience_of_column(audience)):
+                    continue
+                key = ("fused", fid) if fid is not None else ("event", eid)
+                if key in placed:
+                    continue
+                placed.add(key)
+                if fid is not None and before is not None and self._shown_before(
+                        fid, viewer, before):
+                    continue
+                cards.append(Card(fid, eid, epoch))
+        return cards, cursor
+
+    def _shown_before(self, fused_id: int, viewer: str, before: tuple[float, int]) -> bool:
+        """Whether a fused memory has a member the viewer may see at or after ``before``
+        (its card was on an earlier page)."""
+        with self.store.reading() as db:
+            members = fused_sql.member_times(db, fused_id)
+        return any((epoch, eid) >= before for eid, epoch, audience in members
+                   if can_see(viewer, audience_of_column(audience)))
+
+    def counts(self, viewer: str) -> list[tuple[str, str, int]]:
+        """(source, user, events) of what ``viewer`` may see, most first."""
+        totals: dict[tuple[str, str], int] = {}
+        with self.store.reading() as db:
+            for source, user, audience, n in fused_sql.visible_counts(db):
+                if can_see(viewer, audience_of_column(audience)):
+                    totals[(source, user)] = totals.get((source, user), 0) + n
+        return sorted(((s, u, n) for (s, u), n in totals.items()), key=lambda r: (-r[2], r))
 
     def people(self) -> tuple[list[str], list[str]]:
         """Users of this memory and contacts named often enough to plan with (cached

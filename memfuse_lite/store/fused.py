@@ -148,3 +148,36 @@ def delete_if_empty(db: apsw.Connection, fused_id: int) -> bool:
     db.execute("UPDATE fused_memories SET continues = NULL WHERE continues = ?", (fused_id,))
     db.execute("DELETE FROM fused_memories WHERE id = ?", (fused_id,))
     return True
+
+
+PageRow = tuple[int, float, str | None, int | None]
+"""(event id, ts_epoch, audience JSON, fused id or None) of one event in time order."""
+
+
+def events_before(db: apsw.Connection, before: tuple[float, int] | None,
+                  limit: int) -> list[PageRow]:
+    """Up to ``limit`` events older than ``before`` (time, event id), newest first, each
+    with its fused memory (the newest, for continuations): one page of a timeline, read
+    along the time index."""
+    where, args = ("", ()) if before is None else \
+        (" WHERE (e.ts_epoch, e.id) < (?, ?)", (before[0], before[1]))
+    return [(int(r[0]), float(r[1]), r[2], None if r[3] is None else int(r[3]))
+            for r in db.execute(
+                "SELECT e.id, e.ts_epoch, e.audience,"
+                " (SELECT max(m.fused_id) FROM fused_members m WHERE m.event_id = e.id)"
+                f" FROM events e{where} ORDER BY e.ts_epoch DESC, e.id DESC LIMIT ?",
+                (*args, limit))]
+
+
+def member_times(db: apsw.Connection, fused_id: int) -> list[tuple[int, float, str | None]]:
+    """(event id, ts_epoch, audience JSON) of every member of a fused memory."""
+    return [(int(r[0]), float(r[1]), r[2]) for r in db.execute(
+        "SELECT e.id, e.ts_epoch, e.audience FROM fused_members m"
+        " JOIN events e ON e.id = m.event_id WHERE m.fused_id = ?", (fused_id,))]
+
+
+def visible_counts(db: apsw.Connection) -> list[tuple[str, str, str | None, int]]:
+    """(source, user, audience JSON, events) for every combination stored."""
+    return [(str(r[0]), str(r[1]), r[2], int(r[3])) for r in db.execute(
+        "SELECT source, user, audience, count(*) FROM events"
+        " GROUP BY source, user, audience")]

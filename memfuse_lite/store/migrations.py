@@ -185,4 +185,6 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[apsw.Connection], None]]] = [
     (4, "fusion: the conversation each message belongs to", _threads),
     (5, "observations: identity by source profile, no longer a unique content hash",
      _identities),
+    (6, "events: what each viewer may see per source and user, read from an index",
+     "CREATE INDEX events_source_user ON events (source, user, audience);"),
 ]

@@ -52,7 +52,7 @@ def _audience_json(audience: Sequence[str] | None) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _audience_load(text: str | None) -> tuple[str, ...] | None:
+def audience_of_column(text: str | None) -> tuple[str, ...] | None:
     """An audience column's value (a household has few distinct ones: each is parsed once;
     every search checks the audiences of hundreds of events)."""
     return None if text is None else tuple(json.loads(text))
@@ -84,7 +84,7 @@ def _index_columns(vectors: bool) -> str:
 
 def _index_record(r: Row) -> EventRecord:
     """An event as a derived index reads it, from ``SELECT`` :func:`_index_columns`."""
-    return EventRecord(id=r[0], text=r[1], audience=_audience_load(r[2]), ts_epoch=r[3],
+    return EventRecord(id=r[0], text=r[1], audience=audience_of_column(r[2]), ts_epoch=r[3],
                        embedding=None if r[4] is None else np.frombuffer(r[4], np.float32),
                        user=r[5], source=r[6], event_start=r[7], ts="")
 
@@ -424,7 +424,7 @@ class Store:
                 for eid, audience, ts_epoch in db.execute(
                         f"SELECT id, audience, ts_epoch FROM events WHERE id IN ({marks(chunk)})",
                         tuple(chunk)):
-                    out[int(eid)] = (_audience_load(audience), float(ts_epoch))
+                    out[int(eid)] = (audience_of_column(audience), float(ts_epoch))
         return out
 
     def get_events(self, ids: Sequence[int]) -> dict[int, AtomicEvent]:
@@ -457,7 +457,7 @@ class Store:
                         actors=tuple(json.loads(r[7])),
                         place=r[8],
                         entities=tuple(json.loads(r[9])),
-                        audience=_audience_load(r[10]),
+                        audience=audience_of_column(r[10]),
                         provenance=tuple(prov.get(r[0], ())),
                     )
         return out
