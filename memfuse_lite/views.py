@@ -14,6 +14,7 @@ from .errors import LLMError, NotFound
 from .fusion.graph import FusionGraph
 from .fusion.runtime import FusionRuntime
 from .fusion.summary import template_summary, viewer_rows
+from .fusion.terms import TermWeights
 from .llm.pool import LLMPool
 from .records import AtomicEvent, Card, Edge, FusedMemory, can_see
 from .store import fused as fused_sql
@@ -38,6 +39,8 @@ class MemoryViews:
         self._lock = threading.Lock()
         self._people: tuple[int, tuple[list[str], list[str]]] | None = None
         self._summaries: dict[tuple[int, tuple[int, ...]], str | None] = {}
+        self.term_weights = TermWeights()
+        """Questions' term weights for the ranking stage (cleared with the caches)."""
 
     @property
     def graph(self) -> FusionGraph | None:
@@ -49,6 +52,7 @@ class MemoryViews:
         with self._lock:
             self._people = None
             self._summaries.clear()
+            self.term_weights.clear()
 
     def timeline(self, fused_id: int, viewer: str
                  ) -> tuple[FusedMemory, list[AtomicEvent], list[Edge]]:

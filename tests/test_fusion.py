@@ -220,6 +220,18 @@ def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> No
     assert before["member_of"] == len(DENTIST)
 
 
+def test_an_events_neighbours_are_the_other_ends_of_its_edges(open_memory) -> None:
+    mem = open_memory()
+    ingest(mem, DENTIST + TRIP)
+    graph = mem.engine.fusion.graph
+    ids = list(range(1, mem.stats()["events"] + 2))  # and one id the graph does not hold
+    linked = graph.neighbours(ids)
+    assert linked[ids[-1]] == frozenset()
+    for eid in ids:
+        assert linked[eid] == {e.dst if e.src == eid else e.src for e in graph.edges_of(eid)}
+    assert any(linked.values())
+
+
 def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Path,
                                                        monkeypatch) -> None:
     from memfuse_lite.store import fused as fused_sql

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from memfuse_lite.fusion.model import DAY, EventView
-from memfuse_lite.fusion.terms import DF_CAP, RARE_DF, Postings, idf
+from memfuse_lite.fusion.terms import DF_CAP, RARE_DF, Postings, TermWeights, event_terms, idf
 from memfuse_lite.fusion.timeline import PLAN_LOOKUP, UNSORTED_TAIL, Timeline
 from memfuse_lite.sources import profile_of
 from memfuse_lite.timeutil import epoch_of, to_iso
@@ -200,3 +200,31 @@ def test_the_postings_count_and_match_terms_as_the_stored_terms_do(capacity: int
     rebuilt = Postings(capacity)  # every event's terms stored, fused again from the first
     for first in range(1, 1201, 50):
         fuse(range(first, first + 50), rebuilt)
+
+
+def test_question_term_weights_follow_the_events_held() -> None:
+    """Remembered document frequencies give what a fresh count gives: as events are
+    added, and after events are deleted once the cache is cleared (as forgetting does)."""
+    db = apsw.Connection(":memory:")
+    db.execute("CREATE TABLE events (id INTEGER PRIMARY KEY)")
+    db.execute("CREATE TABLE event_terms (term TEXT NOT NULL, event_id INTEGER NOT NULL,"
+               " PRIMARY KEY (term, event_id)) WITHOUT ROWID")
+    held = TermWeights()
+    question = "dentist appointment moved to Thursday"
+    terms = sorted(event_terms(question))
+    assert terms
+
+    def add(n: int, term: str) -> None:
+        for _ in range(n):
+            db.execute("INSERT INTO events DEFAULT VALUES")
+            db.execute("INSERT INTO event_terms VALUES (?, ?)", (term, db.last_insert_rowid()))
+
+    add(5, terms[0])
+    first = held.of(db, question)
+    assert first == TermWeights().of(db, question)
+    add(3, terms[-1])
+    assert held.of(db, question) == TermWeights().of(db, question) != first
+    db.execute("DELETE FROM event_terms WHERE event_id IN (1, 2)")
+    held.clear()
+    assert held.of(db, question) == TermWeights().of(db, question)
+    assert held.of(db, "") == {}

@@ -110,6 +110,17 @@ class FusionGraph:
                 found.extend(d for _, _, d in self._g.in_edges(idx))
         return [e for e in found if wanted is None or e.kind in wanted]
 
+    def neighbours(self, event_ids: Iterable[int]) -> dict[int, frozenset[int]]:
+        """The events each event shares an edge with, in either direction."""
+        with self._lock:
+            self._read_stored()
+            out = {}
+            for eid in event_ids:
+                idx = self._events.get(eid)
+                out[eid] = frozenset() if idx is None else frozenset(
+                    self._g[n] for n in self._g.neighbors_undirected(idx))
+            return out
+
     def fused_of(self, event_id: int) -> int | None:
         """The fused memory an event belongs to (the newest, for continuations)."""
         return self.fused_of_many([event_id]).get(event_id)

@@ -14,6 +14,7 @@ from array import array
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import apsw
 
@@ -59,19 +60,45 @@ def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozen
     return {i: frozenset(out.get(i, ())) for i in ids}
 
 
-def question_weights(db: apsw.Connection, text: str, cap: int = 2_000) -> dict[str, float]:
-    """The content terms of a question (as :func:`event_terms` cuts records) with their idf
-    over the events held, each term's document frequency counted up to ``cap``."""
-    terms = event_terms(text)
-    if not terms:
-        return {}
-    (total,) = db.execute("SELECT coalesce(max(id), 0) FROM events").fetchall()[0]
-    out = {}
-    for term in terms:
-        (df,) = db.execute("SELECT count(*) FROM (SELECT 1 FROM event_terms WHERE term = ? "
-                           "LIMIT ?)", (term, cap)).fetchall()[0]
-        out[term] = idf(int(df), int(total))  # type: ignore[arg-type]
-    return out
+class TermWeights:
+    """The content terms of a question (as :func:`event_terms` cuts records) with their
+    idf over the events held, each term's document frequency counted up to a cap and
+    remembered while the events held stay the same (the newest event id unchanged, and
+    nothing forgotten or rebuilt: :meth:`clear`), so questions asked again and again pay
+    for their new words only."""
+
+    def __init__(self, cap: int = 2_000, capacity: int = 20_000) -> None:
+        """``cap``: document frequencies are counted up to this many events;
+        ``capacity``: at most this many terms are remembered."""
+        self.cap = cap
+        self.capacity = capacity
+        self._total = -1
+        self._df: dict[str, int] = {}
+
+    def clear(self) -> None:
+        """Forget every frequency (after events were deleted or rebuilt)."""
+        self._df = {}
+
+    def of(self, db: apsw.Connection, text: str) -> dict[str, float]:
+        """The content terms of ``text`` with their idf over the events held."""
+        terms = event_terms(text)
+        if not terms:
+            return {}
+        total = _count(db, "SELECT coalesce(max(id), 0) FROM events", ())
+        df = self._df
+        if total != self._total or len(df) > self.capacity:
+            df, self._total = {}, total
+        for term in terms:
+            if term not in df:
+                df[term] = _count(db, "SELECT count(*) FROM (SELECT 1 FROM event_terms"
+                                  " WHERE term = ? LIMIT ?)", (term, self.cap))
+        self._df = df
+        return {term: idf(df[term], total) for term in terms}
+
+
+def _count(db: apsw.Connection, sql: str, args: tuple[Any, ...]) -> int:
+    row: tuple[Any, ...] = db.execute(sql, args).fetchall()[0]
+    return int(row[0])
 
 
 def idf(df: int, before: int) -> float:

@@ -7,12 +7,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..fusion.graph import CAUSES, FusionGraph
-from ..fusion.terms import question_weights, terms_of_events
+from ..fusion.terms import terms_of_events
 from ..index.base import EVENT, FUSED, IndexFilter
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
@@ -33,6 +34,8 @@ Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
 Access = Callable[[Iterable[int]], dict[int, tuple[tuple[str, ...] | None, float]]]
 """Event ids → (audience, observation epoch): :meth:`Store.access`, read once."""
 OnFeatures = Callable[[list[int], np.ndarray], None]
+Cosine = Callable[[Iterable[int]], dict[int, float]]
+"""Cosine of events with the question (each read once per search)."""
 """Receives the ranking stage's candidates (ids) and their feature rows
 (:func:`~memfuse_lite.retrieve.rank.features`), before they are reordered."""
 
@@ -77,9 +80,15 @@ def _times(event: AtomicEvent) -> tuple[float, ...]:
     """The times a time constraint may match (as :attr:`IndexFilter.start` reads them):
     the event's time (its start, else when recorded) and, unless its source schedules
     happenings, when it was recorded."""
-    recorded = to_epoch(parse_ts(event.ts))
-    when = to_epoch(parse_ts(event.event_start)) if event.event_start else recorded
+    when, recorded = _epochs(event.ts, event.event_start)
     return (when,) if profile_of(event.source).schedules else (when, recorded)
+
+
+@lru_cache(maxsize=65_536)
+def _epochs(ts: str, event_start: str | None) -> tuple[float, float]:
+    """(its time, when recorded) of an event, as epoch seconds (parsed once)."""
+    recorded = to_epoch(parse_ts(ts))
+    return (to_epoch(parse_ts(event_start)) if event_start else recorded), recorded
 
 
 def _matches(event: AtomicEvent, c: Constraint) -> bool:
@@ -148,6 +157,7 @@ class FusedRetriever:
             # many that rank below k: those are checked for visibility, not read whole
             read = ReadOnce(self.store.get_events).get
             access = ReadOnce(self.store.access).get
+            cosine = ReadOnce(partial(self.engine.dense.similarities, vectors[0])).get
             allowed = self._visible(list(seeds), viewer, now, access)
             seeds = {i: s for i, s in seeds.items() if i in allowed}
             events = read(seeds)
@@ -160,7 +170,7 @@ class FusedRetriever:
                 found = expand(seeds, graph, cfg,
                                visible=lambda ids: self._visible(ids, viewer, now, access),
                                in_range=self._in_range(applied, read),
-                               relevance=self._relevance(vectors[0])
+                               relevance=self._relevance(cosine)
                                if cfg.expansion_relevance else None)
             else:
                 found = {i: (s, "seed") for i, s in seeds.items()}
@@ -175,7 +185,7 @@ class FusedRetriever:
                 # the stage reorders what came out of the lifts above, and the lifts
                 # apply again to its order
                 found = self._rank({eid: (score, via) for score, eid, via in scored}, plan,
-                                   viewer, vectors[0], places, 2 * (len(queries) + len(mine)),
+                                   viewer, cosine, places, 2 * (len(queries) + len(mine)),
                                    now, read, on_features)
                 scored = _ranked(found, superseded, causes, access(found), viewer)
             if not why:
@@ -235,7 +245,7 @@ class FusedRetriever:
         return out
 
     def _rank(self, found: dict[int, tuple[float, str]], plan: Plan, viewer: str,
-              query: np.ndarray,
+              cosine: Cosine,
               places: dict[int, ListPlaces], lists: int, now: datetime | None, read: Read,
               on_features: OnFeatures | None) -> dict[int, tuple[float, str]]:
         """The ranking stage: the first ``rank_depth`` candidates by fused score, scored
@@ -247,12 +257,13 @@ class FusedRetriever:
             return found
         ids = [eid for eid, _ in top]
         events = read(ids)
-        cos = self.engine.dense.similarities(query, ids)
+        cos = cosine(ids)
         with self.store.looking_up() as db:
             terms = terms_of_events(db, ids)
-            asked = question_weights(db, plan.question)
+            asked = self.engine.views.term_weights.of(db, plan.question)
         graph = self.engine.graph
         memory_of = graph.fused_of_many(ids) if graph is not None else {}
+        linked = graph.neighbours(ids) if graph is not None else {}
         window = next((c for c in plan.applied(cfg.constraint_min_confidence)
                        if c.kind == "time"), None)
         cues = {kind: [c for c in plan.constraints if c.kind == kind]
@@ -262,9 +273,6 @@ class FusedRetriever:
             ev = events.get(eid)
             if ev is None:
                 continue
-            neighbours = frozenset(
-                e.dst if e.src == eid else e.src for e in graph.edges_of(eid)
-            ) if graph is not None else frozenset()
             candidates.append(Candidate(
                 id=eid, score=score, via=via, cos=cos.get(eid, 0.0),
                 terms=terms.get(eid, frozenset()), when=max(_times(ev)), length=len(ev.text),
@@ -274,7 +282,7 @@ class FusedRetriever:
                 source_cue=any(_matches(ev, c) for c in cues["source"]),
                 contact_cue=any(_matches(ev, c) for c in cues["contact"]),
                 by_named_user=any(_matches(ev, c) for c in cues["user"]),
-                own=ev.user == viewer, neighbours=neighbours))
+                own=ev.user == viewer, neighbours=linked.get(eid, frozenset())))
         asked_at = to_epoch(now) if now is not None else max(c.when for c in candidates)
         X = features(candidates, places, lists, asked, asked_at)
         ids = [c.id for c in candidates]
@@ -292,14 +300,14 @@ class FusedRetriever:
             out[eid] = (float(p), found[eid][1])
         return out
 
-    def _relevance(self, query: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
+    def _relevance(self, cosine: Cosine) -> Callable[[list[int]], dict[int, float]]:
         """Closeness of events to the question, cosine rescaled from the configured band
         to 0..1: graph neighbours that have nothing to do with the question fade."""
         low, high = self.cfg.relevance_band
 
         def relevance(ids: list[int]) -> dict[int, float]:
-            sims = self.engine.dense.similarities(query, ids)
-            return {i: min(1.0, max(0.0, (s - low) / (high - low))) for i, s in sims.items()}
+            return {i: min(1.0, max(0.0, (s - low) / (high - low)))
+                    for i, s in cosine(ids).items()}
 
         return relevance
 
