@@ -76,13 +76,13 @@ class IndexConfig:
     """Beam width while inserting. On the e5 vectors of a household grown to 1M (608,705
     distinct texts, ``bench ann``), 800 gave recall@20 0.996 at the default ef_search
     where 400 gave 0.920 (and ef_search 768 only 0.960): a wider search cannot find what
-    a narrow build left unlinked. It costs 1.75× the build time (276 vs 158 s at 1M on
-    two threads; 26 vs 12 s at 100k), on the commit thread, which overlaps the embedder.
+    a narrow build left unlinked. It costs about 1.75× the build time of 400 (bench/HISTORY.md,
+    HNSW recall), on the commit thread, which overlaps the embedder.
     At 100k, 200 had given 0.9762 / 0.9950 at ef_search 256 / 384 and 400 0.9915 /
     1.0000."""
     hnsw_ef_search: int = 384
     """Beam width of a search: recall@20 against exact search at 100k e5 vectors was
-    0.984–0.999 at 384 over four builds, 0.970–0.996 at 256 (0.3 vs 0.2 ms a query)."""
+    0.984–0.999 at 384 over four builds, 0.970–0.996 at 256 (at 1.5× 256's time)."""
     hnsw_ef_filtered: int = 64
     """Beam width of a search whose filter (a viewer, a time window, a user or source)
     leaves few points to walk: hnswlib calls the filter at every node it visits, so the
@@ -91,9 +91,8 @@ class IndexConfig:
     pipelines found the exact top k at 48 as at 384 (10k and 100k; 0.9993 in an earlier
     100k build), and so did those on 10k LifeBench + LoCoMo records. On a 300k household
     memory (hashing vectors, median 0.9% of points passing) the walks' recall against
-    exact search, counting ties, was 0.9834 / 0.9875 / 0.9904 at 48 / 64 / 96, at 7.2 /
-    9.9 / 15.1 ms p50: 64 keeps recall above 0.98 for two thirds of 96's time
-    (``bench engine --searches-only``)."""
+    exact search, counting ties, was 0.9834 / 0.9875 / 0.9904 at 48 / 64 / 96: 64 keeps
+    recall above 0.98 in two thirds of 96's time (``bench engine --searches-only``)."""
     save_every_s: float = 5.0
     """The shortest interval between periodic saves of the dense index while ingesting
     (a large index waits longer: a save then takes at most 1/20 of the time)."""

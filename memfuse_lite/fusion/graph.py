@@ -4,11 +4,11 @@ from SQLite.
 Nodes are events that have an edge (their payload is the id; a map gives the node of an
 event id); every edge comes from ``edges`` and carries its
 :class:`~memfuse_lite.records.Edge`. ``member_of`` (event → fused memory) is read from
-``fused_members`` through the store's lookup connection (an indexed query per call, a few
-microseconds) instead of being mirrored: at 100k events the mirror took ~40 MB for what
+``fused_members`` through the store's lookup connection (an indexed query per call)
+instead of being mirrored: at 100k events the mirror took ~40 MB for what
 SQLite answers from its page cache. SQLite stays the source of truth: the edges are read
 from it when the graph is first asked for one (not at open: a BM25 search, which needs
-none, would wait 0.4 s for them at 100k events) and updated after each committed batch.
+none, would wait for them) and updated after each committed batch.
 """
 
 from __future__ import annotations

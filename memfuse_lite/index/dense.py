@@ -36,14 +36,16 @@ from .base import DenseIndex, IndexFilter, VectorSource, log, read_sidecar, writ
 FORMAT = 2
 """2: events with the same text share a point (1: a point per event)."""
 WALK_NODE_US = 1.0
-"""Microseconds a filtered HNSW walk spends per graph node it visits (the distances to its
-neighbours; 384-d, M 16, an Intel Xeon core). A walk that wants ``ef`` passing points
-visits about ``ef / share`` nodes, where ``share`` is the share of points passing."""
+"""The cost of one graph node a filtered HNSW walk visits (the distances to its
+neighbours; 384-d, M 16). A walk that wants ``ef`` passing points visits about
+``ef / share`` nodes, where ``share`` is the share of points passing. This and the two
+costs below are in one unit (microseconds where they were measured, ``bench engine
+--searches-only``); only their ratios decide."""
 STORED_ROW_US = 2.7
-"""Microseconds to read one event's vector from the store by id (SQLite, warm cache; ids
-spread over 100k events: 2.5 ms for 900; consecutive ids 1.1 µs each)."""
+"""The cost of reading one event's vector from the store by id (SQLite, warm cache, ids
+spread over the memory; consecutive ids cost less than half)."""
 INDEX_ROW_US = 18.0
-"""Microseconds to read one vector back out of hnswlib (``get_items`` converts every
+"""The cost of reading one vector back out of hnswlib (``get_items`` converts every
 float to a Python object): the exact scoring's cost with no store attached."""
 
 
@@ -51,7 +53,8 @@ def exact_pays(events: int, points: int, total: int, ef: int, row_us: float) -> 
     """Whether scoring the ``events`` passing a filter exactly costs less than a filtered
     walk at ``ef`` over ``total`` points of which ``points`` pass. At 100k household
     events (68k points) the crossover is near 1,300 events from the store: a time filter
-    passing 0.9% of the points took 6–10 ms to walk at ef 64 and 1–3 ms to score."""
+    passing 0.9% of the points took about four times as long to walk at ef 64 as to
+    score."""
     return events * row_us <= ef * total / max(points, 1) * WALK_NODE_US
 
 
@@ -64,9 +67,9 @@ freed)."""
 OVERSAMPLE = 3
 OVERSAMPLE_WIDEST = 1024
 """Filter after an unfiltered search for up to this many neighbours, when that many are
-expected to hold ``OVERSAMPLE`` times the k wanted (a filter callback at every visited
-graph node costs about 2.3 ms at 100k events with 16% passing; 512 unfiltered neighbours
-about 0.6 ms)."""
+expected to hold ``OVERSAMPLE`` times the k wanted (at 100k events with 16% passing, a
+filter callback at every visited graph node costs about four times as much as 512
+unfiltered neighbours)."""
 HOUSEHOLD = -1
 NOBODY = -2
 PERSIST_SPACING = 20
@@ -319,8 +322,7 @@ class HnswIndex(DenseIndex):
             self.describe(rows)
             self.watermark = max(self.watermark, max(r.id for r in rows))
             self._dirty = True
-        # Writing the graph costs time in proportion to its size (about 2 ms per 1,000
-        # vectors): saves are spaced so they take at most 1/PERSIST_SPACING of the time.
+        # Writing the graph costs time in proportion to its size: saves are spaced so they take at most 1/PERSIST_SPACING of the time.
         # What is not saved is caught up from SQLite after a crash.
         wait = max(self.cfg.save_every_s, PERSIST_SPACING * self._persist_seconds)
         if time.monotonic() - self._last_save > wait:

@@ -41,7 +41,7 @@ TIE_SLACK = 128
 several with the k-th score the lowest ids are kept whatever order the segments are in.
 Each shortfall runs the whole search again: short texts recorded many times (a recurring
 call or reminder) tie in long runs, and with 8 the fused searches of a 100k household
-memory ran 1.8 tantivy searches per call (p95 9.3 ms); with 128 3.1 ms, the same hits."""
+memory ran 1.8 tantivy searches per call; with 128 one, and the same hits."""
 _PREFIX: dict[DocKind, str] = {EVENT: "e", FUSED: "f"}
 
 

@@ -143,34 +143,37 @@ def features(candidates: Sequence[Candidate], places: dict[int, ListPlaces], lis
         if c.memory is not None:
             memories[c.memory] = memories.get(c.memory, 0) + 1
     ids = {c.id for c in candidates}
-    when = np.array([c.when for c in candidates])
-    newest = _ranks_desc(when)
-    for i, c in enumerate(candidates):
-        p = places.get(c.id) or ListPlaces()
-        row = X[i]
-        row[col["dense_rr"]] = _rr(p.dense)
-        row[col["bm25_rr"]] = _rr(p.bm25)
-        row[col["bm25_share"]] = p.bm25_share
-        row[col["authored_rr"]] = _rr(p.authored)
-        row[col["list_share"]] = p.lists / lists if lists else 0.0
-        row[col["via_member"]] = c.via == "member_of"
-        row[col["via_related"]] = c.via == "related"
-        row[col["via_causal"]] = c.via in ("causal", "semantic")
-        row[col["via_report"]] = c.via in ("supersedes", "conflicts_with", "same_as")
-        row[col["in_time"]] = c.in_time is True
-        row[col["out_of_time"]] = c.in_time is False
-        row[col["source_cue"]] = c.source_cue
-        row[col["contact_cue"]] = c.contact_cue
-        row[col["by_named_user"]] = c.by_named_user
-        row[col["own_record"]] = c.own
-        row[col["memory_mates"]] = math.log1p(memories.get(c.memory, 1) - 1) \
-            if c.memory is not None else 0.0
-        row[col["edges_in_top"]] = math.log1p(len(c.neighbours & ids))
-        row[col["newest_rr"]] = 1.0 / newest[i]
-        row[col["newest_unwindowed"]] = 1.0 / newest[i] if c.in_time is None else 0.0
-        row[col["log_days_off_window"]] = math.log1p(c.days_off)
-        row[col["log_age_days"]] = math.log1p(max(0.0, now - c.when) / 86_400.0)
-        row[col["log_length"]] = math.log1p(c.length) / math.log(1000.0)
+    newest = _ranks_desc(np.array([c.when for c in candidates]))
+    at = [places.get(c.id) or ListPlaces() for c in candidates]
+    columns: dict[str, Sequence[float] | np.ndarray] = {
+        "dense_rr": [_rr(p.dense) for p in at],
+        "bm25_rr": [_rr(p.bm25) for p in at],
+        "bm25_share": [p.bm25_share for p in at],
+        "authored_rr": [_rr(p.authored) for p in at],
+        "list_share": [p.lists / lists if lists else 0.0 for p in at],
+        "via_member": [c.via == "member_of" for c in candidates],
+        "via_related": [c.via == "related" for c in candidates],
+        "via_causal": [c.via in ("causal", "semantic") for c in candidates],
+        "via_report": [c.via in ("supersedes", "conflicts_with", "same_as")
+                       for c in candidates],
+        "in_time": [c.in_time is True for c in candidates],
+        "out_of_time": [c.in_time is False for c in candidates],
+        "source_cue": [c.source_cue for c in candidates],
+        "contact_cue": [c.contact_cue for c in candidates],
+        "by_named_user": [c.by_named_user for c in candidates],
+        "own_record": [c.own for c in candidates],
+        "memory_mates": [math.log1p(memories.get(c.memory, 1) - 1)
+                         if c.memory is not None else 0.0 for c in candidates],
+        "edges_in_top": [math.log1p(len(c.neighbours & ids)) for c in candidates],
+        "newest_rr": 1.0 / newest,
+        "newest_unwindowed": [1.0 / r if c.in_time is None else 0.0
+                              for c, r in zip(candidates, newest.tolist(), strict=True)],
+        "log_days_off_window": [math.log1p(c.days_off) for c in candidates],
+        "log_age_days": [math.log1p(max(0.0, now - c.when) / 86_400.0) for c in candidates],
+        "log_length": [math.log1p(c.length) / math.log(1000.0) for c in candidates],
+    }
+    for name, values in columns.items():
+        X[:, col[name]] = values
     return X
 
 

@@ -30,7 +30,7 @@ _jieba: ModuleType | None = None
 
 
 def _jieba_module() -> ModuleType:
-    """jieba-rs, its dictionary loaded at the first Chinese text (0.1 s, ~30 MB), not by
+    """jieba-rs, its dictionary loaded at the first Chinese text (~30 MB), not by
     a memory that never holds one."""
     global _jieba
     with _lock:
