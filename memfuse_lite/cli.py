@@ -183,6 +183,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         async with MemFuse(args.db, config=config, create=True) as mem:
+            mem.warm_up()  # the first question finds the graph and the embedder ready
             await serve(mem, args.viewer)
 
     asyncio.run(run())
@@ -213,6 +214,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         async with MemFuse(args.db, config=config) as mem:
+            mem.warm_up()
             await serve(mem, args.viewer, port=args.port, on_ready=ready)
 
     asyncio.run(run())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -119,7 +120,31 @@ class MemFuse:
         self._awaiting: set[int] = set()  # a reader's observations the owner has not processed
         self._start_lock: asyncio.Lock | None = None
         self._start_lock_loop: asyncio.AbstractEventLoop | None = None
+        self._warming: threading.Thread | None = None
         self._closed = False
+
+    def warm_up(self) -> threading.Thread:
+        """Load, in a background thread, what a first search would otherwise stop to
+        load: the fusion graph's edges, the embedder (and its first run) and the names the
+        planner knows. Returns the started thread at once (the same one if called again);
+        a search meanwhile waits only for the part it needs. ``memfuse mcp`` and
+        ``memfuse ui`` call it as they start."""
+        self._check_open()
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._warm, name="memfuse-warm-up",
+                                             daemon=True)
+            self._warming.start()
+        return self._warming
+
+    def _warm(self) -> None:
+        engine = self._engine
+        try:
+            if engine.graph is not None:
+                engine.graph.edges_of(0)  # reads every stored edge
+            engine.embedder.embed_query("warm up")
+            engine.views.people()
+        except Exception as exc:  # noqa: BLE001 - a search meets it again and says so
+            log.warning("warming up %s failed: %s", self.path, exc)
 
     @property
     def engine(self) -> Engine:
@@ -527,6 +552,8 @@ class MemFuse:
         """Persist the indexes and close the store (queued work stays in the inbox)."""
         if self._closed:
             return
+        if self._warming is not None:
+            self._warming.join()
         self._closed = True
         self._processor.close()
         self._engine.close()

@@ -159,7 +159,7 @@ class MemoryViews:
         with self._lock:
             if self._people is not None and self._people[0] == top:
                 return self._people[1]
-        with self.store.reading() as db:
+        with self.store.reading_alone() as db:  # a scan: the shared reader stays free
             users = [r[0] for r in db.execute("SELECT DISTINCT user FROM events")]
             counts: dict[str, int] = {}
             for (actors,) in db.execute("SELECT actors FROM events WHERE actors != '[]'"):

@@ -253,6 +253,31 @@ def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Pa
     assert counts["member_of"] == len(DENTIST) + len(TRIP)
 
 
+def test_warming_up_reads_the_graph_and_changes_no_answer(open_memory, tmp_path: Path,
+                                                         monkeypatch) -> None:
+    from memfuse_lite.store import fused as fused_sql
+
+    mem = open_memory()
+    ingest(mem, DENTIST + TRIP)
+    cold = [h.event_id for h in mem.search("dentist Thursday", viewer="ana").hits]
+    mem.close()
+    reads = []
+    all_edges = fused_sql.all_edges
+    monkeypatch.setattr(fused_sql, "all_edges", lambda db: reads.append(1) or all_edges(db))
+    again = open_memory(tmp_path / "mem")
+    thread = again.warm_up()
+    assert again.warm_up() is thread
+    thread.join()
+    assert reads == [1], "the edges were read once, in the background"
+    assert [h.event_id for h in again.search("dentist Thursday", viewer="ana").hits] == cold
+    assert reads == [1]
+    again.close()
+    early = open_memory(tmp_path / "mem")
+    early.warm_up()
+    early.close()  # waits for the warm-up; nothing is left running
+    assert not early._warming.is_alive()
+
+
 def test_fused_documents_are_indexed_and_rebuilt(open_memory, tmp_path: Path) -> None:
     mem = open_memory()
     ingest(mem, DENTIST + GRANDMA)

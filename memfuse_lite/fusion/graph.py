@@ -69,7 +69,7 @@ class FusionGraph:
         if not self._unread:
             return
         node = self._node
-        with self._store.looking_up() as db:
+        with self._store.reading_alone() as db:  # searches' lookups go on meanwhile
             self._g.add_edges_from([(node(e.src), node(e.dst), e)
                                     for e in fused_sql.all_edges(db)])
         self._unread = False

@@ -225,6 +225,22 @@ class Store:
             except apsw.Error as exc:
                 raise StoreError(f"store read failed: {exc}") from exc
 
+    @contextmanager
+    def reading_alone(self) -> Iterator[apsw.Connection]:
+        """A reader connection of its own (committed data only), closed afterwards: for a
+        long read (every edge, every event's names) that should hold up neither the shared
+        readers nor the lookups of searches running meanwhile."""
+        try:
+            conn = self._connect("normal")
+        except apsw.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            yield conn
+        except apsw.Error as exc:
+            raise StoreError(f"store read failed: {exc}") from exc
+        finally:
+            conn.close()
+
     def schema_version(self) -> int:
         """The highest applied migration."""
         with self.reading() as db:
