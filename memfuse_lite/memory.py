@@ -50,6 +50,7 @@ from .records import (
 )
 from .retrieve.registry import PIPELINES, names
 from .retrieve.search import Searcher
+from .store import fused as fused_sql
 
 log = logging.getLogger("memfuse_lite")
 
@@ -527,8 +528,18 @@ class MemFuse:
             "dense_index": {"size": len(engine.dense), "watermark": engine.dense.watermark},
             "sparse_index": {"size": engine.text.event_count(),
                              "watermark": engine.text.watermark},
-            "graph_edges": graph.counts() if graph is not None else {},
+            "graph_edges": self._edge_counts() if graph is not None else {},
         }
+
+    def _edge_counts(self) -> dict[str, int]:
+        """Stored edges per kind and memberships as ``member_of`` (as the graph counts
+        them, read from SQLite: stats never waits for the graph to load)."""
+        with self._engine.store.looking_up() as db:
+            out = fused_sql.edge_counts(db)
+            members = fused_sql.membership_count(db)
+        if members:
+            out["member_of"] = members
+        return out
 
     def dead_letters(self) -> Sequence[tuple[int, str]]:
         """Observations that failed processing, with their error."""

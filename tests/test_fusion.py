@@ -216,6 +216,7 @@ def test_graph_is_rebuilt_from_sqlite_on_open(open_memory, tmp_path: Path) -> No
     before = mem.engine.fusion.graph.counts()
     mem.close()
     again = open_memory(tmp_path / "mem")
+    assert again.stats()["graph_edges"] == before, "stats count what the graph holds"
     assert again.engine.fusion.graph.counts() == before
     assert before["member_of"] == len(DENTIST)
 

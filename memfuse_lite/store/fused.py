@@ -108,6 +108,12 @@ def membership_count(db: apsw.Connection) -> int:
     return int(row[0]) if row is not None else 0
 
 
+def edge_counts(db: apsw.Connection) -> dict[str, int]:
+    """Stored edges per kind."""
+    return {str(k): int(n) for k, n in db.execute(
+        "SELECT kind, count(*) FROM edges GROUP BY kind")}
+
+
 def all_edges(db: apsw.Connection) -> Iterator[Edge]:
     """Every stored edge (kinds and reasons repeat: one string object each)."""
     for k, s, d, w, r in db.execute("SELECT kind, src, dst, weight, reason FROM edges"):
