@@ -120,6 +120,34 @@ def test_compact_tokenizer_equals_tokenizers(e5_dir: Path) -> None:
     assert len(texts) > 2000
 
 
+def test_the_compact_copy_of_the_vocabulary_gives_the_same_tokenizer(e5_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    """Written at the first load beside tokenizer.json; read instead of the JSON when it
+    was made from that file and holds together; otherwise ignored and written again."""
+    from memfuse_lite.embed.unigram import COMPACT_FILE, CompactUnigram
+
+    source = tmp_path / "tokenizer.json"
+    shutil.copy(e5_dir / "tokenizer.json", source)
+    sha = json.loads((e5_dir / "memfuse_model.json").read_text())["files"]["tokenizer.json"]
+    parsed = CompactUnigram.load(source, 512, sha)
+    copy = tmp_path / COMPACT_FILE
+    assert parsed is not None and copy.is_file()
+    texts = ["Dentist – Dr. Lin, Wed 15:00", "学校周五下午开家长会", "<s>x</s> <mask>", ""]
+    for damage in ("none", "payload", "source"):
+        if damage == "payload":
+            raw = bytearray(copy.read_bytes())
+            raw[-3] ^= 0xFF
+            copy.write_bytes(bytes(raw))
+        read = CompactUnigram.load(source, 512, sha if damage != "source" else "0" * 64)
+        assert read is not None
+        assert read.encode_batch(texts) == parsed.encode_batch(texts), damage
+        assert (read.pieces, read.scores, read.unk_id) == \
+            (parsed.pieces, parsed.scores, parsed.unk_id)
+    # a copy of another source is replaced by one made from this file
+    assert CompactUnigram.load(source, 512, sha).pieces == parsed.pieces
+    assert json.loads(copy.read_bytes().partition(b"\n")[0])["source_sha256"] == sha
+
+
 @pytest.fixture(scope="module")
 def both_tokenizers(e5_dir: Path) -> tuple[object, object]:
     from tokenizers import Tokenizer

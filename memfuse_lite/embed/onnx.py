@@ -88,7 +88,9 @@ class OnnxEmbedder(Embedder):
                                               if k in wanted})
             # The XLM-R vocabulary prepare builds is tokenised by a compact equivalent
             # (the ``tokenizers`` trie of it takes ~270 MB); anything else by ``tokenizers``.
-            compact = CompactUnigram.load(self.model_dir / "tokenizer.json", self.max_length)
+            compact = CompactUnigram.load(self.model_dir / "tokenizer.json", self.max_length,
+                                          self.card["files"].get("tokenizer.json")
+                                          if self.verify else None)
             encoder = compact.encode_batch if compact is not None else \
                 _ids_of(self._hf_tokenizer())
             opts = ort.SessionOptions()

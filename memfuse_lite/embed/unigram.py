@@ -12,7 +12,9 @@ only when ``tokenizer.json`` has exactly that structure (checked field by field)
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import threading
 import unicodedata
@@ -49,8 +51,20 @@ class CompactUnigram:
         self._cache_lock = threading.Lock()  # ingestion and queries tokenise concurrently
 
     @classmethod
-    def load(cls, path: Path, max_length: int) -> CompactUnigram | None:
-        """The tokenizer in ``path``, or None when it is not the structure reproduced here."""
+    def load(cls, path: Path, max_length: int, source_sha256: str | None = None
+             ) -> CompactUnigram | None:
+        """The tokenizer in ``path``, or None when it is not the structure reproduced here.
+        With ``source_sha256`` (the file's checksum, already verified), the vocabulary is
+        read from a compact copy beside it (:data:`COMPACT_FILE`, written at the first
+        load) when that copy says it was made from this file and its own checksum holds:
+        parsing the JSON is most of a first embedding's wait."""
+        compact = path.with_name(COMPACT_FILE)
+        if source_sha256 is not None:
+            held = _read_compact(compact, source_sha256)
+            if held is not None:
+                pieces, scores, unk, bos, eos, specials = held
+                return cls(pieces, scores, unk_id=unk, bos_id=bos, eos_id=eos,
+                           specials=specials, max_length=max_length)
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
         if not _is_reproducible(spec):
@@ -61,25 +75,25 @@ class CompactUnigram:
         scores = array("d", (float(score) for _, score in vocab))
         if any("\x00" in piece for piece, _ in vocab):
             copies = [piece for piece, _ in vocab]
+            joined = None
         else:
             joined = "\x00".join(piece for piece, _ in vocab)
             del vocab
             copies = joined.split("\x00")
-            del joined
-        pieces: dict[str, int] = {}
-        for i, piece in enumerate(copies):
-            pieces.setdefault(piece, i)
+        pieces = _piece_ids(copies)
         del copies
         special_ids = {t["content"]: int(t["id"]) for t in spec["added_tokens"]}
         template = spec["post_processor"]["special_tokens"]
         bos, eos = spec["post_processor"]["single"][0], spec["post_processor"]["single"][-1]
-        bos_id = int(template[bos["SpecialToken"]["id"]]["ids"][0])
-        eos_id = int(template[eos["SpecialToken"]["id"]]["ids"][0])
-        unk_id = int(spec["model"]["unk_id"])
+        ids = {"unk_id": int(spec["model"]["unk_id"]),
+               "bos_id": int(template[bos["SpecialToken"]["id"]]["ids"][0]),
+               "eos_id": int(template[eos["SpecialToken"]["id"]]["ids"][0])}
         del spec
+        if source_sha256 is not None and joined is not None:
+            _write_compact(compact, source_sha256, joined, scores, ids, special_ids)
+        del joined
         _release_freed_memory()
-        return cls(pieces, scores, unk_id=unk_id, bos_id=bos_id, eos_id=eos_id,
-                   specials=special_ids, max_length=max_length)
+        return cls(pieces, scores, **ids, specials=special_ids, max_length=max_length)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of one text, as ``tokenizers`` gives them."""
@@ -163,6 +177,62 @@ class CompactUnigram:
             pos = start
         ids.reverse()
         return tuple(ids)
+
+
+COMPACT_FILE = "tokenizer.compact"
+"""The vocabulary of ``tokenizer.json`` in a form read without a JSON parser: a header
+line (JSON: the source's and the payload's sha256, the special ids), the scores as
+float64, then the pieces joined by NUL."""
+COMPACT_VERSION = 1
+
+
+def _piece_ids(pieces: Sequence[str]) -> dict[str, int]:
+    """Each piece's id (the first, where a piece repeats)."""
+    ids: dict[str, int] = {}
+    for i, piece in enumerate(pieces):
+        ids.setdefault(piece, i)
+    return ids
+
+
+def _write_compact(path: Path, source_sha256: str, joined: str, scores: array,
+                   ids: dict[str, int], specials: dict[str, int]) -> None:
+    """Write the compact copy (to a temporary name, renamed when complete); a model
+    directory that cannot be written is left as it is."""
+    payload = scores.tobytes() + joined.encode("utf-8")
+    header = {"version": COMPACT_VERSION, "source_sha256": source_sha256,
+              "payload_sha256": hashlib.sha256(payload).hexdigest(), "count": len(scores),
+              "specials": specials, **ids}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(json.dumps(header).encode() + b"\n" + payload)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _read_compact(path: Path, source_sha256: str
+                  ) -> tuple[dict[str, int], array, int, int, int, dict[str, int]] | None:
+    """(pieces, scores, unk, bos, eos ids, specials) from the compact copy, or None when
+    there is none, it was made from another file, or it does not hold together."""
+    try:
+        raw = path.read_bytes()
+        line, _, payload = raw.partition(b"\n")
+        header = json.loads(line)
+        if header.get("version") != COMPACT_VERSION or \
+                header.get("source_sha256") != source_sha256 or \
+                hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+            return None
+        count = int(header["count"])
+        scores = array("d")
+        scores.frombytes(payload[: 8 * count])
+        pieces = payload[8 * count:].decode("utf-8").split("\x00")
+        if len(pieces) != count:
+            return None
+        return (_piece_ids(pieces), scores, int(header["unk_id"]), int(header["bos_id"]),
+                int(header["eos_id"]), {str(k): int(v) for k, v in header["specials"].items()})
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
 
 
 def _release_freed_memory() -> None:
