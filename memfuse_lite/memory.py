@@ -51,6 +51,7 @@ from .records import (
 from .retrieve.registry import PIPELINES, names
 from .retrieve.search import Searcher
 from .store import fused as fused_sql
+from .text.tokens import tokenize
 
 log = logging.getLogger("memfuse_lite")
 
@@ -126,8 +127,8 @@ class MemFuse:
 
     def warm_up(self) -> threading.Thread:
         """Load, in a background thread, what a first search would otherwise stop to
-        load: the fusion graph's edges, the embedder (and its first run) and the names the
-        planner knows. Returns the started thread at once (the same one if called again);
+        load: the fusion graph's edges, the embedder (and its first run), the names the
+        planner knows and, for a memory holding Chinese text, the word dictionary. Returns the started thread at once (the same one if called again);
         a search meanwhile waits only for the part it needs. ``memfuse mcp`` and
         ``memfuse ui`` call it as they start."""
         self._check_open()
@@ -144,6 +145,8 @@ class MemFuse:
                 engine.graph.edges_of(0)  # reads every stored edge
             engine.embedder.embed_query("warm up")
             engine.views.people()
+            if engine.store.holds_chinese():
+                tokenize("中文")  # loads the word dictionary a Chinese question needs
         except Exception as exc:  # noqa: BLE001 - a search meets it again and says so
             log.warning("warming up %s failed: %s", self.path, exc)
 

@@ -260,6 +260,10 @@ def test_warming_up_reads_the_graph_and_changes_no_answer(open_memory, tmp_path:
 
     mem = open_memory()
     ingest(mem, DENTIST + TRIP)
+    assert not mem.engine.store.holds_chinese()
+    ingest(mem, [("zh-1", "chat", "mia", "phone", "2025-05-01T19:00", "学校周五开家长会", {},
+                  "household")])
+    assert mem.engine.store.holds_chinese()
     cold = [h.event_id for h in mem.search("dentist Thursday", viewer="ana").hits]
     mem.close()
     reads = []

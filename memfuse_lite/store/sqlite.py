@@ -241,6 +241,13 @@ class Store:
         finally:
             conn.close()
 
+    def holds_chinese(self) -> bool:
+        """Whether any event's text has a CJK ideograph (on a connection of its own: it
+        may read every text)."""
+        with self.reading_alone() as db:
+            return db.execute("SELECT 1 FROM events WHERE text GLOB '*[一-鿿]*' LIMIT 1"
+                              ).fetchone() is not None
+
     def schema_version(self) -> int:
         """The highest applied migration."""
         with self.reading() as db:
