@@ -241,8 +241,9 @@ def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Pa
     ingest(mem, DENTIST)
     mem.close()
     reads = []
-    all_edges = fused_sql.all_edges
-    monkeypatch.setattr(fused_sql, "all_edges", lambda db: reads.append(1) or all_edges(db))
+    all_edges = fused_sql.all_edge_rows
+    monkeypatch.setattr(fused_sql, "all_edge_rows",
+                        lambda db: reads.append(1) or all_edges(db))
     again = open_memory(tmp_path / "mem")
     assert again.search("dentist", viewer="ana", pipeline="bm25").hits
     assert not reads, "opening or a BM25 search read the edges"
@@ -267,8 +268,9 @@ def test_warming_up_reads_the_graph_and_changes_no_answer(open_memory, tmp_path:
     cold = [h.event_id for h in mem.search("dentist Thursday", viewer="ana").hits]
     mem.close()
     reads = []
-    all_edges = fused_sql.all_edges
-    monkeypatch.setattr(fused_sql, "all_edges", lambda db: reads.append(1) or all_edges(db))
+    all_edges = fused_sql.all_edge_rows
+    monkeypatch.setattr(fused_sql, "all_edge_rows",
+                        lambda db: reads.append(1) or all_edges(db))
     again = open_memory(tmp_path / "mem")
     thread = again.warm_up()
     assert again.warm_up() is thread

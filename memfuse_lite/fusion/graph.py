@@ -41,7 +41,9 @@ class FusionGraph:
     """Typed, directed edges between events, and the memberships of fused memories."""
 
     def __init__(self, store: Store, *, stored: bool = False) -> None:
-        """An empty graph; ``stored``: the edges in SQLite are read at its first use."""
+        """An empty graph; ``stored``: the edges in SQLite are read at its first use. An
+        edge's payload is (kind, weight, reason), made an :class:`Edge` when asked for:
+        a large memory's edges load several times faster, in less memory."""
         self._store = store
         self._g: rx.PyDiGraph = rx.PyDiGraph(multigraph=True)
         self._events: dict[int, int] = {}
@@ -70,8 +72,9 @@ class FusionGraph:
             return
         node = self._node
         with self._store.reading_alone() as db:  # searches' lookups go on meanwhile
-            self._g.add_edges_from([(node(e.src), node(e.dst), e)
-                                    for e in fused_sql.all_edges(db)])
+            self._g.add_edges_from([(node(src), node(dst), (kind, weight, reason))
+                                    for kind, src, dst, weight, reason
+                                    in fused_sql.all_edge_rows(db)])
         self._unread = False
 
     def remove_events(self, ids: Iterable[int]) -> None:
@@ -90,9 +93,9 @@ class FusionGraph:
             for edge in edges:
                 a, b = self._node(edge.src), self._node(edge.dst)
                 if self._g.has_edge(a, b) and any(
-                        e.kind == edge.kind for e in self._g.get_all_edge_data(a, b)):
+                        kind == edge.kind for kind, _, _ in self._g.get_all_edge_data(a, b)):
                     continue
-                self._g.add_edge(a, b, edge)
+                self._g.add_edge(a, b, (edge.kind, edge.weight, edge.reason))
 
     def edges_of(self, event_id: int, kinds: Iterable[str] | None = None,
                  direction: str = "both") -> list[Edge]:
@@ -103,11 +106,14 @@ class FusionGraph:
             idx = self._events.get(event_id)
             if idx is None:
                 return []
+            g = self._g
             found: list[Edge] = []
             if direction in ("out", "both"):
-                found.extend(d for _, _, d in self._g.out_edges(idx))
+                found.extend(Edge(kind, event_id, g[b], weight, reason)
+                             for _, b, (kind, weight, reason) in g.out_edges(idx))
             if direction in ("in", "both"):
-                found.extend(d for _, _, d in self._g.in_edges(idx))
+                found.extend(Edge(kind, g[a], event_id, weight, reason)
+                             for a, _, (kind, weight, reason) in g.in_edges(idx))
         return [e for e in found if wanted is None or e.kind in wanted]
 
     def neighbours(self, event_ids: Iterable[int]) -> dict[int, frozenset[int]]:
@@ -141,8 +147,8 @@ class FusionGraph:
         out: dict[str, int] = {}
         with self._lock:
             self._read_stored()
-            for edge in self._g.edges():
-                out[edge.kind] = out.get(edge.kind, 0) + 1
+            for kind, _, _ in self._g.edges():
+                out[kind] = out.get(kind, 0) + 1
         with self._store.looking_up() as db:
             members = fused_sql.membership_count(db)
         if members:

@@ -114,11 +114,11 @@ def edge_counts(db: apsw.Connection) -> dict[str, int]:
         "SELECT kind, count(*) FROM edges GROUP BY kind")}
 
 
-def all_edges(db: apsw.Connection) -> Iterator[Edge]:
-    """Every stored edge (kinds and reasons repeat: one string object each)."""
+def all_edge_rows(db: apsw.Connection) -> Iterator[tuple[Any, int, int, float, str]]:
+    """(kind, src, dst, weight, reason) of every stored edge (kinds and reasons repeat: one
+    string object each)."""
     for k, s, d, w, r in db.execute("SELECT kind, src, dst, weight, reason FROM edges"):
-        kind: Any = sys.intern(k)  # one of EdgeKind, as written
-        yield Edge(kind, int(s), int(d), float(w), sys.intern(r))
+        yield sys.intern(k), int(s), int(d), float(w), sys.intern(r)
 
 
 def clear(db: apsw.Connection, *, edges: bool = True) -> None:
