@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from memfuse_lite import MemFuse
@@ -60,8 +61,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--k", type=int, default=5, help="records the LLM picks from")
     ap.add_argument("--llm", default="qwen2.5-coder-0.5b",
                     help="the LLM asked to pick the record ('none': skip)")
+    ap.add_argument("--no-ranker", action="store_true",
+                    help="the fused pipeline without its ranking stage (the baseline; results "
+                         "named …-no-ranker)")
     args = ap.parse_args(argv)
     config = MemFuseConfig()
+    if args.no_ranker:
+        config = replace(config, retrieval=replace(config.retrieval, use_ranker=False))
     llm = None if args.llm == "none" else LlamaCppLLM(
         resolve_llm_file(args.llm, config.model_dir), n_ctx=2048, threads=config.threads)
     rows = []
@@ -70,14 +76,16 @@ def main(argv: list[str] | None = None) -> None:
         name = lifebench_name(lang, args.person)
         build(OUT / name, lifebench_observations(lang, person=args.person)).close()
         row = {"dataset": name, "llm": args.llm, "k": args.k,
-               **measure(MemFuse(OUT / name), lang, args.person, llm, args.k)}
+               "ranker": not args.no_ranker,
+               **measure(MemFuse(OUT / name, config=config), lang, args.person, llm, args.k)}
         rows.append(row)
         print(f"{name}: {row['questions']} questions, cited {row['cited']}, search's first "
               f"{row['first']}, LLM's pick {row['llm_pick']}, gold within the first "
               + ", ".join(f"{n}: {row['within'][str(n)]}" for n in WITHIN), flush=True)
     if llm is not None:
         llm.close()
-    write_result("citations-lifebench" + ("" if args.person == PERSON else f"-{args.person}"), {
+    write_result("citations-lifebench" + ("" if args.person == PERSON else f"-{args.person}")
+                 + ("-no-ranker" if args.no_ranker else ""), {
         "command": "python3 -m bench citations " + " ".join(argv or []), "rows": rows})
 
 

@@ -506,7 +506,10 @@ def ask_section(r: dict[str, Any]) -> list[str]:
 
 
 def citations_section(r: dict[str, Any]) -> list[str]:
-    lines = [*_heading("Multiple-choice citations against what retrieval holds", r),
+    ranker = r["rows"][0].get("ranker", True)
+    title = "Multiple-choice citations against what retrieval holds" + (
+        "" if ranker else ", without the ranking stage (baseline)")
+    lines = [*_heading(title, r),
              "Share of chosen records that are gold evidence, over the LifeBench "
              "multiple-choice questions, extractive answers on the fused pipeline: the records "
              "cited (citation precision), the context's first record, the LLM's pick among the "
@@ -520,6 +523,35 @@ def citations_section(r: dict[str, Any]) -> list[str]:
                      f"{_or_dash(row['first'])} | {_or_dash(row['llm_pick'])} ({row['llm']}, "
                      f"{row['k']}) | " + " | ".join(str(v) for v in row["within"].values())
                      + " |")
+    return lines + [""]
+
+
+def ui_section(r: dict[str, Any]) -> list[str]:
+    lines = [f"### Memory inspector over HTTP, {r['events']:,} events", "",
+             f"`python3 -m bench ui --db DIR --viewer {r['viewer']} --repeats {r['repeats']}`"
+             f" — {_machine(r['machine'])}", "",
+             "Each request timed by the client, send to last byte; the script file (no data) "
+             f"is the server's floor. Goal: first page (HTML + stats + first timeline page) "
+             f"p50 ≤ {r['goal_first_page_ms']:.0f} ms: "
+             f"{'met' if r['first_page_met'] else 'not met'}.", "",
+             "| request | p50 ms | p95 ms |", "|---|---|---|"]
+    lines += [f"| {k} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in r["requests"].items()]
+    return lines + [""]
+
+
+def cold_section(r: dict[str, Any]) -> list[str]:
+    lines = [f"### First search in a fresh process, {r['events']:,} events", "",
+             f"`python3 -m bench cold --db DIR --trials {r['trials']}` — "
+             f"{_machine(r['machine'])}", "",
+             "p50 of the trials, each a new process (library imported before the clock "
+             "starts). `fused` loads on demand (the baseline); `fused-warm` calls `warm_up()` "
+             "at open and searches at once; `server` searches once the warm-up is done.", "",
+             "| mode | open s | warm-up s | first search s | open → answer s | warm search ms |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {m} | {v['open_s']} | {v['warm_up_s']} | {v['first_s']} | "
+              f"{v['open_to_answer_s']} | {v['warm_ms']} |" for m, v in r["modes"].items()]
+    lines += ["", "Goals: " + "; ".join(f"{g}: {'met' if ok else 'not met'}"
+                                        for g, ok in r["goals"].items()) + "."]
     return lines + [""]
 
 
@@ -787,6 +819,11 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in results.items():
         if name.startswith("citations-"):
             lines += citations_section(r)
+    for name, r in results.items():
+        if name.startswith("ui-"):
+            lines += ui_section(r)
+        if name.startswith("cold-"):
+            lines += cold_section(r)
     if "identity" in results:
         lines += identity_section(results["identity"])
     if "forget" in results:
