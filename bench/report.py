@@ -527,9 +527,9 @@ def citations_section(r: dict[str, Any]) -> list[str]:
 
 
 def ui_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### Memory inspector over HTTP, {r['events']:,} events", "",
-             f"`python3 -m bench ui --db DIR --viewer {r['viewer']} --repeats {r['repeats']}`"
-             f" — {_machine(r['machine'])}", "",
+    command = f"python3 -m bench ui --db DIR --viewer {r['viewer']} --repeats {r['repeats']}"
+    lines = [*_heading(f"Memory inspector over HTTP, {r['events']:,} events",
+                       {**r, "command": command}),
              "Each request timed by the client, send to last byte; the script file (no data) "
              f"is the server's floor. Goal: first page (HTML + stats + first timeline page) "
              f"p50 ≤ {r['goal_first_page_ms']:.0f} ms: "
@@ -540,9 +540,9 @@ def ui_section(r: dict[str, Any]) -> list[str]:
 
 
 def cold_section(r: dict[str, Any]) -> list[str]:
-    lines = [f"### First search in a fresh process, {r['events']:,} events", "",
-             f"`python3 -m bench cold --db DIR --trials {r['trials']}` — "
-             f"{_machine(r['machine'])}", "",
+    command = f"python3 -m bench cold --db DIR --trials {r['trials']}"
+    lines = [*_heading(f"First search in a fresh process, {r['events']:,} events",
+                       {**r, "command": command}),
              "p50 of the trials, each a new process (library imported before the clock "
              "starts). `fused` loads on demand (the baseline); `fused-warm` calls `warm_up()` "
              "at open and searches at once; `server` searches once the warm-up is done.", "",
