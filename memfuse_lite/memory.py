@@ -23,6 +23,7 @@ from .config import MemFuseConfig
 from .embed.base import Embedder
 from .engine import Engine, open_engine, owner_running, refresh
 from .errors import (
+    InvalidConfig,
     InvalidObservation,
     InvalidQuery,
     MemFuseError,
@@ -106,6 +107,10 @@ class MemFuse:
         reader (:class:`MemoryInUse`)."""
         self.path = Path(path).expanduser()
         self.config = config if config is not None else MemFuseConfig()
+        # pipelines may be registered after a config is made: its default is checked here
+        if self.config.retrieval.default_pipeline not in PIPELINES:
+            raise InvalidConfig("default_pipeline must be one of "
+                                f"{', '.join(PIPELINES)}")
         self._llms = llms
         self._engine = open_engine(self.path, config=self.config, embedder=embedder,
                                    llms=llms, create=create, mode=mode)

@@ -229,3 +229,13 @@ def test_models_load_only_when_a_step_needs_them(tmp_path: Path, config, embedde
     with pytest.raises(NotFound, match="no memory"):
         MemFuse(tmp_path / "absent", config=config, create=False)
     assert not (tmp_path / "absent").exists()
+
+
+def test_an_unknown_default_pipeline_is_refused_at_open(tmp_path: Path, config) -> None:
+    from memfuse_lite import InvalidConfig
+    from memfuse_lite.config import RetrievalConfig
+
+    bad = replace(config, retrieval=RetrievalConfig(default_pipeline="nope"))
+    with pytest.raises(InvalidConfig, match="default_pipeline must be one of"):
+        MemFuse(tmp_path / "m", config=bad, embedder=FakeEmbedder())
+    assert not (tmp_path / "m").exists() or not any((tmp_path / "m").iterdir())
