@@ -221,6 +221,25 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Sync the memory with the household's other devices through a replicated folder."""
+    async def run() -> Any:
+        async with _open(args, create=True, owner=True) as mem:
+            return await mem.sync(args.folder, device=args.device)
+
+    report = asyncio.run(run())
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(f"{report.device}: sent {report.sent} records and {report.sent_forgets} "
+              f"forgets in {len(report.segments_written)} segments; applied "
+              f"{report.segments_applied} segments: {report.received} new records, "
+              f"{report.duplicates} already here, {report.forgotten} forgotten")
+        for name, why in report.skipped:
+            print(f"  skipped {name}: {why}")
+    return 0
+
+
 def _count(summary: dict[str, Any], results: Sequence[Any]) -> None:
     for r in results:
         summary["ingested" if r.status == "accepted" else "duplicate"] += 1
@@ -539,6 +558,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "one; the address with its token is printed)")
     p.add_argument("--llm", help="local LLM for ask (default: extractive answers)")
     p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("sync", parents=[common], help="sync with the household's other "
+                       "devices through a folder a sync service replicates",
+                       description=OWNER_ONLY)
+    p.add_argument("--db", required=True)
+    p.add_argument("--folder", required=True, help="the replicated folder (Syncthing, iCloud "
+                   "Drive, Dropbox, Nextcloud)")
+    p.add_argument("--device", help="this memory's name in the folder (at its first sync)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sync)
 
     p = sub.add_parser("merge", parents=[common],
                        help="ingest other devices' logs, then renumber and re-fuse canonically",

@@ -52,6 +52,8 @@ from .records import (
 from .retrieve.registry import PIPELINES, names
 from .retrieve.search import Searcher
 from .store import fused as fused_sql
+from .sync import SyncReport
+from .sync import sync as sync_folder
 from .text.tokens import tokenize
 
 log = logging.getLogger("memfuse_lite")
@@ -229,6 +231,15 @@ class MemFuse:
                 raise NotFound(f"{viewer} has no observation {missing}")
         return self.forget(observation=list(observation) if observation else None,
                            source=source, user=viewer, before=before)
+
+    async def sync(self, folder: str | Path, *, device: str | None = None) -> SyncReport:
+        """Sync with the household's other devices through ``folder``, a folder an
+        existing service replicates (:mod:`memfuse_lite.sync`): send this memory's new
+        household records and forgets, then apply what the others sent. ``device`` names
+        this memory in the folder (needed at its first sync, then remembered). Needs the
+        owner."""
+        self._check_owner()
+        return await sync_folder(self, Path(folder), device)
 
     def export(self, out: IO[str]) -> int:
         """Write every observation as a JSONL line (the ingest format), in canonical

@@ -22,6 +22,7 @@ from ..fusion.runtime import (
 )
 from ..records import ForgetResult
 from ..store.forget import delete_observations, select_observations
+from ..store.sync import record_tombstones
 from ..timeutil import to_epoch
 
 log = logging.getLogger("memfuse_lite")
@@ -44,6 +45,7 @@ def forget(engine: Engine, *, observation: int | Sequence[int] | None = None,
         with store.atomic() as db:
             chosen = select_observations(db, observations=ids, source=source, user=user,
                                          before=cutoff)
+            record_tombstones(db, chosen)  # a memory that syncs tells its other devices
             gone = delete_observations(db, chosen)
             change = FusionChange(removed=set(gone.fused_removed), events_removed=gone.events,
                                   fused_docs=fused_documents(db, gone.fused_changed))

@@ -187,4 +187,21 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[apsw.Connection], None]]] = [
      _identities),
     (6, "events: what each viewer may see per source and user, read from an index",
      "CREATE INDEX events_source_user ON events (source, user, audience);"),
+    (
+        7,
+        "sync: forgotten records' identities, records received, segments applied",
+        """
+        CREATE TABLE sync_forgotten (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            identity  TEXT NOT NULL UNIQUE,
+            origin    TEXT               -- the device whose tombstone it was; NULL = here
+        );
+        CREATE TABLE sync_received (identity TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE sync_applied (
+            sha256  TEXT PRIMARY KEY,
+            device  TEXT NOT NULL,
+            seq     INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
 ]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+T = TypeVar("T", int, str)
 
 
-def chunks(items: Sequence[int], size: int = 400) -> Iterator[Sequence[int]]:
+def chunks(items: Sequence[T], size: int = 400) -> Iterator[Sequence[T]]:
     """``items`` in slices of at most ``size``."""
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
 
-def marks(chunk: Sequence[int]) -> str:
+def marks(chunk: Sequence[int] | Sequence[str]) -> str:
     """``?,?,…`` for an ``IN (…)`` of ``chunk``."""
     return ",".join("?" * len(chunk))

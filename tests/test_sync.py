@@ -1,0 +1,199 @@
+"""Sync through a replicated folder: three devices, each with its own copy of the folder,
+and a replicator between the copies that delays, duplicates under conflict names,
+reorders and truncates files, as real sync services do."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
+from memfuse_lite.demo import QUESTIONS, observations
+from memfuse_lite.sync import ROOT
+
+from .conftest import FakeEmbedder
+
+DEVICES = {"ana-phone": "ana", "ben-laptop": "ben", "mia-phone": "mia"}
+PRIVATE_WORD = "bracelet"
+
+
+def replicate(copies: dict[str, Path], rng: random.Random | None) -> None:
+    """Copy every segment file between the folder copies. With ``rng``, like a service
+    on a bad day: some files wait for a later round, some arrive cut short first, some
+    arrive twice (the second time under a conflict name), in any order."""
+    # a device's files travel from the copy of the device that wrote them
+    files = [(src, path) for src, root in copies.items()
+             for path in (root / ROOT / src).glob("*") if path.is_file()
+             and not path.name.startswith(".")]
+    if rng is not None:
+        rng.shuffle(files)
+    for src, path in files:
+        relative = path.relative_to(copies[src])
+        for dst, root in copies.items():
+            target = root / relative
+            if dst == src or (target.exists() and target.read_bytes() == path.read_bytes()):
+                continue
+            if rng is not None and rng.random() < 0.3:
+                continue  # later
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = path.read_bytes()
+            if rng is not None and rng.random() < 0.25:
+                target.write_bytes(data[: rng.randrange(1, len(data))])  # cut short
+                continue
+            target.write_bytes(data)
+            if rng is not None and rng.random() < 0.25:
+                shutil.copy(target, target.with_name(
+                    f"{target.stem}.sync-conflict-20250301-{rng.randrange(10**6)}.jsonl"))
+
+
+def household_export(mem: MemFuse) -> list[str]:
+    out = io.StringIO()
+    mem.export(out)
+    return sorted(line for line in out.getvalue().splitlines() if '"household"' in line)
+
+
+@pytest.fixture
+def household(tmp_path: Path, config: MemFuseConfig) -> dict[str, MemFuse]:
+    """Each person's device holding what that person recorded of the demo week."""
+    mems = {}
+    for device, user in DEVICES.items():
+        mem = MemFuse(tmp_path / device, config=config, embedder=FakeEmbedder())
+
+        async def fill(m: MemFuse = mem, u: str = user) -> None:
+            await m.ingest_many([o for o in observations() if o.user == u])
+            await m.flush()
+        asyncio.run(fill())
+        mems[device] = mem
+    yield mems
+    for mem in mems.values():
+        mem.close()
+
+
+def sync_all(mems: dict[str, MemFuse], copies: dict[str, Path], rng: random.Random | None,
+             rounds: int) -> list[str]:
+    """Rounds of every device syncing (in a shuffled order) and the replicator running;
+    the reasons files were skipped."""
+    skipped = []
+    for _ in range(rounds):
+        order = list(mems)
+        if rng is not None:
+            rng.shuffle(order)
+        for device in order:
+            report = asyncio.run(mems[device].sync(copies[device], device=device))
+            skipped += [why for _, why in report.skipped]
+        replicate(copies, rng)
+    return skipped
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_three_devices_agree_through_a_bad_replicator(household: dict[str, MemFuse],
+                                                      tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    copies = {d: tmp_path / f"folder-{d}" for d in DEVICES}
+    for root in copies.values():
+        (root / ROOT / "ana-phone").mkdir(parents=True)
+        (root / ROOT / "ana-phone" / "notes.txt").write_text("not a segment")
+    skipped = sync_all(household, copies, rng, rounds=6)
+    sync_all(household, copies, None, rounds=3)  # then the service catches up
+    assert "not a segment (no header)" in skipped
+    exports = {d: household_export(m) for d, m in household.items()}
+    assert exports["ana-phone"] == exports["ben-laptop"] == exports["mia-phone"]
+    assert len(exports["ana-phone"]) == 12, "every household record of the week, once each"
+    # Ben's private note stayed on Ben's laptop
+    for device, mem in household.items():
+        out = io.StringIO()
+        mem.export(out)
+        assert (PRIVATE_WORD in out.getvalue()) == (device == "ben-laptop"), device
+    # the same memory on every device, in canonical form
+    for mem in household.values():
+        mem.canonicalise()
+    answers = {d: [[h.text for h in m.search(q, viewer=v, pipeline="fused").hits]
+                   for v, q in QUESTIONS if v == "ana"] for d, m in household.items()}
+    assert answers["ana-phone"] == answers["ben-laptop"] == answers["mia-phone"]
+
+
+def test_a_forget_reaches_every_device_and_stays(household: dict[str, MemFuse],
+                                                 tmp_path: Path) -> None:
+    copies = {d: tmp_path / f"folder-{d}" for d in DEVICES}
+    sync_all(household, copies, None, rounds=2)
+    old = "Dentist – Dr. Lin, Wed 15:00"
+    assert all(old in "".join(household_export(m)) for m in household.values())
+    # an old segment holding the record, to arrive late under another name
+    segment = next(p for p in (copies["ana-phone"] / ROOT / "ana-phone").iterdir()
+                   if old in p.read_text())
+    ana = household["ana-phone"]
+    gone = ana.forget_own(viewer="ana", observation=[
+        h.provenance[0].observation_id
+        for h in ana.search("dentist Wed", viewer="ana", pipeline="bm25").hits
+        if h.text == old])
+    assert gone.observations == 1
+    sync_all(household, copies, random.Random(7), rounds=4)
+    sync_all(household, copies, None, rounds=2)
+    late = copies["mia-phone"] / ROOT / "ana-phone" / f"{segment.stem}.sync-conflict-1.jsonl"
+    late.write_bytes(segment.read_bytes())
+    sync_all(household, copies, None, rounds=2)
+    for device, mem in household.items():
+        assert old not in "".join(household_export(mem)), device
+        assert "Call from Dr. Lin's clinic, 2 min" in "".join(household_export(mem))
+
+
+def test_a_device_is_named_once(household: dict[str, MemFuse], tmp_path: Path) -> None:
+    ana = household["ana-phone"]
+    with pytest.raises(InvalidQuery, match="name this device"):
+        asyncio.run(ana.sync(tmp_path / "f"))
+    with pytest.raises(InvalidQuery, match="letters, digits"):
+        asyncio.run(ana.sync(tmp_path / "f", device="../ben"))
+    asyncio.run(ana.sync(tmp_path / "f", device="ana-phone"))
+    assert asyncio.run(ana.sync(tmp_path / "f")).device == "ana-phone"
+    with pytest.raises(InvalidQuery, match="syncs as device 'ana-phone'"):
+        asyncio.run(ana.sync(tmp_path / "f", device="other"))
+    # nothing new: no segment is written
+    assert asyncio.run(ana.sync(tmp_path / "f")).segments_written == []
+
+
+def test_the_cli_syncs_two_memories_in_separate_processes(tmp_path: Path, model_dir: Path,
+                                                          e5_dir: Path) -> None:
+    common = ["--model-dir", str(model_dir), "--tz", "UTC"]
+    folder = tmp_path / "shared"  # one folder both see, as on one machine's disk
+    for device, user in (("ana-phone", "ana"), ("ben-laptop", "ben")):
+        data = tmp_path / f"{user}.jsonl"
+        data.write_text("".join(json.dumps(o.to_json(), ensure_ascii=False) + "\n"
+                                for o in observations() if o.user == user))
+        assert _cli("ingest", "--db", str(tmp_path / device), "--quiet", *common,
+                    str(data)).returncode == 0
+    for device in ("ana-phone", "ben-laptop", "ana-phone"):
+        done = _cli("sync", "--db", str(tmp_path / device), "--folder", str(folder),
+                    "--device", device, "--json", *common)
+        assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["received"] == 4 and report["skipped"] == []  # Ben's household records
+    found = _cli("search", "--db", str(tmp_path / "ana-phone"), "--viewer", "ana", "--json",
+                 "--pipeline", "bm25", *common, "flight Beijing delayed")
+    assert any("MU5101" in h["text"] for h in json.loads(found.stdout)["hits"])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memfuse_lite.cli", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_only_a_memory_that_syncs_keeps_what_it_forgot(household: dict[str, MemFuse],
+                                                       tmp_path: Path) -> None:
+    def tombstones(mem: MemFuse) -> int:
+        with mem.engine.store.reading() as db:
+            return int(db.execute("SELECT count(*) FROM sync_forgotten").fetchone()[0])
+
+    mia, ana = household["mia-phone"], household["ana-phone"]
+    assert mia.forget_own(viewer="mia", source="chat").observations == 1
+    assert tombstones(mia) == 0, "a memory that never synced keeps nothing of it"
+    asyncio.run(ana.sync(tmp_path / "f", device="ana-phone"))
+    assert ana.forget_own(viewer="ana", source="push").observations == 1
+    assert tombstones(ana) == 1
