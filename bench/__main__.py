@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reliability": ("bench.reliability", "crashes, corruption, fuzzing, isolation, forgetting"),
     "cold": ("bench.cold_start", "a memory's first search in a fresh process, with and "
              "without warming up"),
+    "sync": ("bench.sync_speed", "a fresh and an incremental sync through a folder beside "
+             "export and ingest"),
     "ui": ("bench.ui_speed", "the memory inspector's first page, a memory and a search over "
            "HTTP on a large memory"),
     "report": ("bench.report", "render bench/RESULTS.md and plots from bench/results/"),

@@ -555,6 +555,24 @@ def cold_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def sync_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading(f"Sync through a folder, {r['size']:,} observations", r),
+             "Device A holds a generated household (hashing embedder); B is fresh and syncs "
+             "through the folder; C is the baseline, ingesting A's exported household records "
+             "directly (sync sends only those).", "",
+             "| | sync | export + ingest | ratio |", "|---|---|---|---|",
+             f"| fresh device, s | {r['first_send_s'] + r['fresh_device_sync_s']:.2f} | "
+             f"{r['export_s'] + r['fresh_device_ingest_s']:.2f} | {r['fresh_ratio']} |",
+             f"| incremental, s for {r['incremental_received']} records | "
+             f"{r['incremental_send_s'] + r['incremental_receive_s']:.3f} | "
+             f"{r['incremental_ingest_s']:.3f} | {r['incremental_ratio']} |",
+             f"| bytes | {r['folder_bytes']:,} (folder) | {r['export_bytes']:,} (whole export)"
+             " | |", "",
+             f"B holds A's {r['household_records']:,} household records: "
+             f"{r['b_holds_a_household']}."]
+    return lines + [""]
+
+
 def timeexpr_section(r: dict[str, Any]) -> list[str]:
     lines = [*_heading(f"Time expressions: {r['rows'][0]['parser']} parser", r),
              f"Hand-labelled phrases read at {r['reference_now']}: `obs` = the event time an "
@@ -824,6 +842,8 @@ def main(argv: list[str] | None = None) -> None:
             lines += ui_section(r)
         if name.startswith("cold-"):
             lines += cold_section(r)
+        if name.startswith("sync-"):
+            lines += sync_section(r)
     if "identity" in results:
         lines += identity_section(results["identity"])
     if "forget" in results:
