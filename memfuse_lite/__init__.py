@@ -39,6 +39,7 @@ from .records import (
     SearchResult,
 )
 from .sources import SourceProfile, register_source
+from .sync import SyncReport
 
 __version__ = "0.1.0"
 
@@ -80,6 +81,7 @@ __all__ = [
     "RetrievalConfig",
     "SearchResult",
     "SourceProfile",
+    "SyncReport",
     "StoreCorrupt",
     "StoreError",
     "register_source",
