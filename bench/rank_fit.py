@@ -110,9 +110,19 @@ def datasets(held_back: bool = False) -> Iterator[Dataset]:
                   lambda: load(SMALL, "questions.jsonl"))
 
 
-def _off() -> MemFuseConfig:
+DEPTH: list[int] = []
+"""``--depth``: the ranking stage's ``rank_depth`` for this run (empty: the default)."""
+
+
+def _config(**retrieval: Any) -> MemFuseConfig:
+    """The default config with these retrieval settings (and ``--depth``)."""
     default = MemFuseConfig()
-    return replace(default, retrieval=replace(default.retrieval, use_ranker=False))
+    depth = {"rank_depth": DEPTH[0]} if DEPTH else {}
+    return replace(default, retrieval=replace(default.retrieval, **depth, **retrieval))
+
+
+def _off() -> MemFuseConfig:
+    return _config(use_ranker=False)
 
 
 def collect(data: Dataset) -> list[Question]:
@@ -188,8 +198,7 @@ def test(model: RankModel, path: Path, tested: list[tuple[Dataset, list[dict[str
          ) -> dict[str, Any]:
     """The fold's figures with the model (written to ``path``) and without the stage."""
     path.write_text(model.to_json())
-    with_model = replace(MemFuseConfig(), retrieval=replace(
-        MemFuseConfig().retrieval, use_ranker=True, rank_model=str(path)))
+    with_model = _config(use_ranker=True, rank_model=str(path))
     ranked: list[dict[str, float]] = []
     plain: list[dict[str, float]] = []
     for data, questions in tested:
@@ -204,7 +213,11 @@ def main(argv: list[str] | None = None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="ship the model fitted on everything")
     ap.add_argument("--l2", type=float, default=1e-2)
+    ap.add_argument("--depth", type=int, help="the stage's rank_depth for this run (default: "
+                    "the config's; results named rank-fit-depthN)")
     args = ap.parse_args(argv)
+    if args.depth is not None:
+        DEPTH.append(args.depth)
     sets = list(datasets())
     questions: dict[str, list[Question]] = {d.name: collect(d) for d in sets}
     everything = [q for qs in questions.values() for q in qs]
@@ -248,9 +261,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.write:
         MODEL_FILE.write_text(model.to_json())
         print(f"wrote {MODEL_FILE}")
-    write_result("rank-fit", {"command": "python3 -m bench rank-fit " + " ".join(argv or []),
-                              "features": list(FEATURES), "weights": weights,
-                              "folds": folds, "held_back_household": held_figures})
+    write_result("rank-fit" + (f"-depth{args.depth}" if args.depth else ""), {
+        "command": "python3 -m bench rank-fit " + " ".join(argv or []),
+        "rank_depth": _config().retrieval.rank_depth, "features": list(FEATURES),
+        "weights": weights, "folds": folds, "held_back_household": held_figures})
 
 
 def _fold(train: list[Question], tested: list[Question], sets: dict[str, Dataset], l2: float,

@@ -182,7 +182,7 @@ class RetrievalConfig:
     member_relevance: bool = False
     use_related_links: bool = True
     use_ranker: bool = True
-    rank_depth: int = 40
+    rank_depth: int = 30
     rank_model: str | None = None
 
     def __post_init__(self) -> None:
