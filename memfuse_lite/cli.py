@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
+import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ from .ops.reembed import reembed
 from .records import Observation
 from .retrieve.registry import PIPELINES, names
 from .timeutil import time_argument
+
+log = logging.getLogger("memfuse_lite")
 
 
 def _config(args: argparse.Namespace) -> MemFuseConfig:
@@ -184,10 +188,39 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     async def run() -> None:
         async with MemFuse(args.db, config=config, create=True) as mem:
             mem.warm_up()  # the first question finds the graph and the embedder ready
-            await serve(mem, args.viewer)
+            async with _syncing(mem, args):
+                await serve(mem, args.viewer)
 
     asyncio.run(run())
     return 0
+
+
+@contextlib.asynccontextmanager
+async def _syncing(mem: MemFuse, args: argparse.Namespace) -> AsyncIterator[None]:
+    """With ``--sync FOLDER``, sync every ``--sync-every`` seconds while the server runs
+    (a failed sync is logged and tried again at the next turn)."""
+    if not args.sync:
+        yield
+        return
+    if args.sync_every <= 0:
+        raise InvalidQuery(f"--sync-every must be above 0, not {args.sync_every}")
+
+    async def turns() -> None:
+        while True:
+            try:
+                report = await mem.sync(args.sync, device=args.device)
+                log.info("synced: %s", report.to_json())
+            except MemFuseError as exc:
+                log.warning("sync through %s failed: %s", args.sync, exc)
+            await asyncio.sleep(args.sync_every)
+
+    task = asyncio.create_task(turns())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -215,7 +248,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     async def run() -> None:
         async with MemFuse(args.db, config=config) as mem:
             mem.warm_up()
-            await serve(mem, args.viewer, port=args.port, on_ready=ready)
+            async with _syncing(mem, args):
+                await serve(mem, args.viewer, port=args.port, on_ready=ready)
 
     asyncio.run(run())
     return 0
@@ -498,6 +532,14 @@ READS_BESIDE = ("Works while another process owns the memory (memfuse mcp, an in
 OWNER_ONLY = ("Needs the memory to itself: fails with an error while another process (memfuse "
               "mcp, an ingest) owns it.")
 
+def _sync_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sync", metavar="FOLDER", help="sync through this replicated folder "
+                   "while serving (as `memfuse sync`)")
+    p.add_argument("--device", help="this memory's name in the sync folder (first sync)")
+    p.add_argument("--sync-every", type=float, default=300.0, metavar="SECONDS",
+                   help="seconds between syncs (default 300)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test)."""
     parser = argparse.ArgumentParser(prog="memfuse", description=__doc__)
@@ -548,6 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True)
     p.add_argument("--viewer", required=True, help="the user every tool call acts as")
     p.add_argument("--llm", help="local LLM for ask (default: extractive answers)")
+    _sync_options(p)
     p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("ui", parents=[common], help="a memory inspector in the browser, "
@@ -557,6 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="port to listen on (default: a free "
                    "one; the address with its token is printed)")
     p.add_argument("--llm", help="local LLM for ask (default: extractive answers)")
+    _sync_options(p)
     p.set_defaults(func=cmd_ui)
 
     p = sub.add_parser("sync", parents=[common], help="sync with the household's other "

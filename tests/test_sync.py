@@ -11,6 +11,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -163,12 +164,7 @@ def test_the_cli_syncs_two_memories_in_separate_processes(tmp_path: Path, model_
                                                           e5_dir: Path) -> None:
     common = ["--model-dir", str(model_dir), "--tz", "UTC"]
     folder = tmp_path / "shared"  # one folder both see, as on one machine's disk
-    for device, user in (("ana-phone", "ana"), ("ben-laptop", "ben")):
-        data = tmp_path / f"{user}.jsonl"
-        data.write_text("".join(json.dumps(o.to_json(), ensure_ascii=False) + "\n"
-                                for o in observations() if o.user == user))
-        assert _cli("ingest", "--db", str(tmp_path / device), "--quiet", *common,
-                    str(data)).returncode == 0
+    _ingest_each_persons_device(tmp_path, common)
     for device in ("ana-phone", "ben-laptop", "ana-phone"):
         done = _cli("sync", "--db", str(tmp_path / device), "--folder", str(folder),
                     "--device", device, "--json", *common)
@@ -178,6 +174,16 @@ def test_the_cli_syncs_two_memories_in_separate_processes(tmp_path: Path, model_
     found = _cli("search", "--db", str(tmp_path / "ana-phone"), "--viewer", "ana", "--json",
                  "--pipeline", "bm25", *common, "flight Beijing delayed")
     assert any("MU5101" in h["text"] for h in json.loads(found.stdout)["hits"])
+
+
+def _ingest_each_persons_device(tmp_path: Path, common: list[str]) -> None:
+    """Ana's phone and Ben's laptop, each holding what that person recorded, by the CLI."""
+    for device, user in (("ana-phone", "ana"), ("ben-laptop", "ben")):
+        data = tmp_path / f"{user}.jsonl"
+        data.write_text("".join(json.dumps(o.to_json(), ensure_ascii=False) + "\n"
+                                for o in observations() if o.user == user))
+        assert _cli("ingest", "--db", str(tmp_path / device), "--quiet", *common,
+                    str(data)).returncode == 0
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -197,3 +203,29 @@ def test_only_a_memory_that_syncs_keeps_what_it_forgot(household: dict[str, MemF
     asyncio.run(ana.sync(tmp_path / "f", device="ana-phone"))
     assert ana.forget_own(viewer="ana", source="push").observations == 1
     assert tombstones(ana) == 1
+
+
+def test_the_inspector_syncs_while_it_serves(tmp_path: Path, model_dir: Path,
+                                             e5_dir: Path) -> None:
+    from .test_ui import Inspector
+
+    common = ["--model-dir", str(model_dir), "--tz", "UTC"]
+    folder = tmp_path / "shared"
+    _ingest_each_persons_device(tmp_path, common)
+    ui = Inspector(tmp_path / "ana-phone", "ana", model_dir, "--sync", str(folder),
+                   "--device", "ana-phone", "--sync-every", "0.5")
+    try:
+        done = _cli("sync", "--db", str(tmp_path / "ben-laptop"), "--folder", str(folder),
+                    "--device", "ben-laptop", *common)
+        assert done.returncode == 0, done.stderr
+        for _ in range(120):  # the inspector's next turns apply Ben's segment
+            hits = ui.get("/api/search?q=flight+Beijing+delayed&pipeline=bm25")[1]["hits"]
+            if any("MU5101" in h["text"] for h in hits):
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError("Ben's records never reached the inspector's memory")
+        assert list((folder / ROOT / "ana-phone").glob("*.jsonl")), "Ana's records were sent"
+    finally:
+        ui.close()
+

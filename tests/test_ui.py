@@ -115,10 +115,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 class Inspector:
     """A running ``memfuse ui`` process and its address."""
 
-    def __init__(self, db: Path, viewer: str, model_dir: Path) -> None:
+    def __init__(self, db: Path, viewer: str, model_dir: Path, *extra: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memfuse_lite.cli", "ui", "--db", str(db), "--viewer",
-             viewer, "--model-dir", str(model_dir), "--tz", "UTC"],
+             viewer, "--model-dir", str(model_dir), "--tz", "UTC", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         self.stdout = [self.proc.stdout.readline(), self.proc.stdout.readline()]
