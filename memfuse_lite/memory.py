@@ -222,7 +222,7 @@ class MemFuse:
         and a source or time deletes only ``viewer``'s records of it (what the MCP server
         and the inspector call)."""
         if not observation and source is None and before is None:
-            raise ValueError("give observation ids, a source or a time")
+            raise InvalidQuery("give observation ids, a source or a time")
         if observation:
             self._check_open()
             owned = {s.id for s in self._engine.store.load_observations(list(observation))
@@ -498,7 +498,7 @@ class MemFuse:
         events, never the whole memory."""
         self._check_open()
         if size < 1:
-            raise ValueError("size must be at least 1")
+            raise InvalidQuery("size must be at least 1")
         return self._engine.views.page(viewer, before, size)
 
     def counts(self, *, viewer: str) -> list[tuple[str, str, int]]:

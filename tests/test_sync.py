@@ -198,6 +198,8 @@ def test_only_a_memory_that_syncs_keeps_what_it_forgot(household: dict[str, MemF
             return int(db.execute("SELECT count(*) FROM sync_forgotten").fetchone()[0])
 
     mia, ana = household["mia-phone"], household["ana-phone"]
+    with pytest.raises(InvalidQuery, match="give observation ids"):
+        mia.forget_own(viewer="mia")
     assert mia.forget_own(viewer="mia", source="chat").observations == 1
     assert tombstones(mia) == 0, "a memory that never synced keeps nothing of it"
     asyncio.run(ana.sync(tmp_path / "f", device="ana-phone"))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from memfuse_lite import MemFuse, NotFound, Observation
+from memfuse_lite import InvalidQuery, MemFuse, NotFound, Observation
 from memfuse_lite.demo import observations as demo_observations
 from memfuse_lite.timeutil import parse_ts
 
@@ -85,7 +85,7 @@ def test_timeline_pages_show_each_visible_memory_once_newest_first(
                 if cursor is None:
                     break
             assert shown == _expected(mem, viewer), viewer
-        with pytest.raises(ValueError):
+        with pytest.raises(InvalidQuery, match="size must be at least 1"):
             mem.timeline_page(viewer="ana", size=0)
     finally:
         mem.close()
