@@ -179,11 +179,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise MemFuseError("the MCP server needs the mcp extra: "
                            "pip install 'memfuse_lite[mcp]'") from exc
-    config = _config(args)
-    if args.llm:
-        from dataclasses import replace
-
-        config = replace(config, answer_llm=args.llm)
+    config = _serving_config(args)
 
     async def run() -> None:
         async with MemFuse(args.db, config=config, create=True) as mem:
@@ -193,6 +189,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     asyncio.run(run())
     return 0
+
+
+def _serving_config(args: argparse.Namespace) -> MemFuseConfig:
+    """A server's config: the common options, and ``--llm`` as the answer model."""
+    config = _config(args)
+    if args.llm:
+        from dataclasses import replace
+
+        config = replace(config, answer_llm=args.llm)
+    return config
 
 
 @contextlib.asynccontextmanager
@@ -235,11 +241,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
                            "pip install 'memfuse_lite[ui]'") from exc
     if not 0 <= args.port <= 65535:
         raise InvalidQuery(f"--port must be 0-65535, not {args.port}")
-    config = _config(args)
-    if args.llm:
-        from dataclasses import replace
-
-        config = replace(config, answer_llm=args.llm)
+    config = _serving_config(args)
 
     def ready(url: str) -> None:
         print(f"memory inspector of {args.db} as {args.viewer} (Ctrl-C stops it):\n{url}",

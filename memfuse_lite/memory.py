@@ -135,9 +135,10 @@ class MemFuse:
     def warm_up(self) -> threading.Thread:
         """Load, in a background thread, what a first search would otherwise stop to
         load: the fusion graph's edges, the embedder (and its first run), the names the
-        planner knows and, for a memory holding Chinese text, the word dictionary. Returns the started thread at once (the same one if called again);
-        a search meanwhile waits only for the part it needs. ``memfuse mcp`` and
-        ``memfuse ui`` call it as they start."""
+        planner knows and, for a memory holding Chinese text, the word dictionary.
+        Returns the started thread at once (the same one if called again); a search
+        meanwhile waits only for the part it needs. ``memfuse mcp`` and ``memfuse ui``
+        call it as they start."""
         self._check_open()
         if self._warming is None:
             self._warming = threading.Thread(target=self._warm, name="memfuse-warm-up",
@@ -551,14 +552,9 @@ class MemFuse:
         }
 
     def _edge_counts(self) -> dict[str, int]:
-        """Stored edges per kind and memberships as ``member_of`` (as the graph counts
-        them, read from SQLite: stats never waits for the graph to load)."""
+        """What the graph counts, read from SQLite: stats never waits for it to load."""
         with self._engine.store.looking_up() as db:
-            out = fused_sql.edge_counts(db)
-            members = fused_sql.membership_count(db)
-        if members:
-            out["member_of"] = members
-        return out
+            return fused_sql.edge_counts(db)
 
     def dead_letters(self) -> Sequence[tuple[int, str]]:
         """Observations that failed processing, with their error."""

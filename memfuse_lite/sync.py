@@ -219,7 +219,7 @@ async def _apply(mem: MemFuse, segment: Segment, report: SyncReport) -> None:
             items.append(Observation.from_json(obj))
         except InvalidObservation as exc:
             report.skipped.append((f"{segment.device}/{segment.seq:06d}", str(exc)))
-    names = sync_sql.identities(items)
+    names = [o.identity for o in items]
     with store.reading() as db:
         gone = sync_sql.forgotten(db, names)
     keep = [o for o, i in zip(items, names, strict=True) if i not in gone]

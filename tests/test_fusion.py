@@ -233,17 +233,23 @@ def test_an_events_neighbours_are_the_other_ends_of_its_edges(open_memory) -> No
     assert any(linked.values())
 
 
-def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Path,
-                                                       monkeypatch) -> None:
+def _count_edge_reads(monkeypatch) -> list[int]:
+    """A list that grows by one each time the stored edges are read."""
     from memfuse_lite.store import fused as fused_sql
 
-    mem = open_memory()
-    ingest(mem, DENTIST)
-    mem.close()
-    reads = []
+    reads: list[int] = []
     all_edges = fused_sql.all_edge_rows
     monkeypatch.setattr(fused_sql, "all_edge_rows",
                         lambda db: reads.append(1) or all_edges(db))
+    return reads
+
+
+def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Path,
+                                                       monkeypatch) -> None:
+    mem = open_memory()
+    ingest(mem, DENTIST)
+    mem.close()
+    reads = _count_edge_reads(monkeypatch)
     again = open_memory(tmp_path / "mem")
     assert again.search("dentist", viewer="ana", pipeline="bm25").hits
     assert not reads, "opening or a BM25 search read the edges"
@@ -257,8 +263,6 @@ def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Pa
 
 def test_warming_up_reads_the_graph_and_changes_no_answer(open_memory, tmp_path: Path,
                                                          monkeypatch) -> None:
-    from memfuse_lite.store import fused as fused_sql
-
     mem = open_memory()
     ingest(mem, DENTIST + TRIP)
     assert not mem.engine.store.holds_chinese()
@@ -267,10 +271,7 @@ def test_warming_up_reads_the_graph_and_changes_no_answer(open_memory, tmp_path:
     assert mem.engine.store.holds_chinese()
     cold = [h.event_id for h in mem.search("dentist Thursday", viewer="ana").hits]
     mem.close()
-    reads = []
-    all_edges = fused_sql.all_edge_rows
-    monkeypatch.setattr(fused_sql, "all_edge_rows",
-                        lambda db: reads.append(1) or all_edges(db))
+    reads = _count_edge_reads(monkeypatch)
     again = open_memory(tmp_path / "mem")
     thread = again.warm_up()
     assert again.warm_up() is thread

@@ -62,9 +62,7 @@ class CompactUnigram:
         if source_sha256 is not None:
             held = _read_compact(compact, source_sha256)
             if held is not None:
-                pieces, scores, unk, bos, eos, specials = held
-                return cls(pieces, scores, unk_id=unk, bos_id=bos, eos_id=eos,
-                           specials=specials, max_length=max_length)
+                return cls(**held, max_length=max_length)
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
         if not _is_reproducible(spec):
@@ -211,9 +209,8 @@ def _write_compact(path: Path, source_sha256: str, joined: str, scores: array,
         tmp.unlink(missing_ok=True)
 
 
-def _read_compact(path: Path, source_sha256: str
-                  ) -> tuple[dict[str, int], array, int, int, int, dict[str, int]] | None:
-    """(pieces, scores, unk, bos, eos ids, specials) from the compact copy, or None when
+def _read_compact(path: Path, source_sha256: str) -> dict[str, Any] | None:
+    """The tokenizer's arguments but ``max_length`` from the compact copy, or None when
     there is none, it was made from another file, or it does not hold together."""
     try:
         raw = path.read_bytes()
@@ -229,8 +226,9 @@ def _read_compact(path: Path, source_sha256: str
         pieces = payload[8 * count:].decode("utf-8").split("\x00")
         if len(pieces) != count:
             return None
-        return (_piece_ids(pieces), scores, int(header["unk_id"]), int(header["bos_id"]),
-                int(header["eos_id"]), {str(k): int(v) for k, v in header["specials"].items()})
+        return {"pieces": _piece_ids(pieces), "scores": scores,
+                **{k: int(header[k]) for k in ("unk_id", "bos_id", "eos_id")},
+                "specials": {str(k): int(v) for k, v in header["specials"].items()}}
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 

@@ -34,10 +34,10 @@ Read = Callable[[Iterable[int]], dict[int, AtomicEvent]]
 Access = Callable[[Iterable[int]], dict[int, tuple[tuple[str, ...] | None, float]]]
 """Event ids → (audience, observation epoch): :meth:`Store.access`, read once."""
 OnFeatures = Callable[[list[int], np.ndarray], None]
-Cosine = Callable[[Iterable[int]], dict[int, float]]
-"""Cosine of events with the question (each read once per search)."""
 """Receives the ranking stage's candidates (ids) and their feature rows
 (:func:`~memfuse_lite.retrieve.rank.features`), before they are reordered."""
+Cosine = Callable[[Iterable[int]], dict[int, float]]
+"""Cosine of events with the question (each read once per search)."""
 
 
 def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilter | None:

@@ -109,9 +109,12 @@ def membership_count(db: apsw.Connection) -> int:
 
 
 def edge_counts(db: apsw.Connection) -> dict[str, int]:
-    """Stored edges per kind."""
-    return {str(k): int(n) for k, n in db.execute(
+    """Stored edges per kind, and memberships as ``member_of`` (when there are any)."""
+    out = {str(k): int(n) for k, n in db.execute(
         "SELECT kind, count(*) FROM edges GROUP BY kind")}
+    if members := membership_count(db):
+        out["member_of"] = members
+    return out
 
 
 def all_edge_rows(db: apsw.Connection) -> Iterator[tuple[Any, int, int, float, str]]:

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 
 import apsw
 
-from ..records import Observation
 from .sql import chunks, marks
 
 DEVICE_KEY = "sync.device"
@@ -90,7 +89,3 @@ def applied(db: apsw.Connection) -> set[str]:
 def mark_applied(db: apsw.Connection, sha256: str, device: str, seq: int) -> None:
     db.execute("INSERT OR IGNORE INTO sync_applied VALUES (?, ?, ?)", (sha256, device, seq))
 
-
-def identities(observations: Iterable[Observation]) -> list[str]:
-    """Each observation's identity, in order."""
-    return [o.identity for o in observations]
