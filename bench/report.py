@@ -570,6 +570,13 @@ def sync_section(r: dict[str, Any]) -> list[str]:
              " | |", "",
              f"B holds A's {r['household_records']:,} household records: "
              f"{r['b_holds_a_household']}."]
+    if "sealed_ratio" in r:
+        lines += ["", f"Sealed with a household key (AES-256-GCM): A's first sync to a second "
+                  f"folder and a fresh device D's took "
+                  f"{r['sealed_first_send_s'] + r['sealed_fresh_device_sync_s']:.2f} s, "
+                  f"{r['sealed_ratio']}x the unsealed first sync; folder "
+                  f"{r['sealed_folder_bytes']:,} bytes; D holds them: "
+                  f"{r['d_holds_a_household']}."]
     return lines + [""]
 
 

@@ -10,7 +10,9 @@ A generated household (seed 11) of ``--size`` observations is ingested into devi
 - the baseline: A's ``export`` to a JSONL file and a fresh device C ingesting its household
   records (sync sends only those);
 - ``--extra`` new observations on A, A's sync and B's sync, per household observation,
-  beside C ingesting the same observations directly.
+  beside C ingesting the same observations directly;
+- sealed: A's sync to a second folder with a household key (every segment sealed) and a
+  fresh device D holding the key syncing from it, beside the unsealed first syncs.
 Ratios are printed beside the baselines of the same run.
 """
 
@@ -25,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memfuse_lite import MemFuse, Observation
+from memfuse_lite import MemFuse, Observation, SyncKey
 
 from .common import HashingEmbedder, write_result
 from .gen import GenConfig, generate
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         folder = root / "shared"
-        a, b, c = (MemFuse(root / n, embedder=HashingEmbedder()) for n in "abc")
+        a, b, c, d = (MemFuse(root / n, embedder=HashingEmbedder()) for n in "abcd")
         try:
             asyncio.run(_ingest(a, first))
             t = time.perf_counter()
@@ -94,8 +96,17 @@ def main(argv: list[str] | None = None) -> None:
             a.export(final)
             out["household_records"] = final.getvalue().count('"visibility": "household"')
             out["b_holds_a_household"] = b.stats()["observations"] == out["household_records"]
+            key, sealed_folder = SyncKey.new(), root / "sealed"
+            t = time.perf_counter()
+            asyncio.run(a.sync(sealed_folder, keys=[key]))
+            out["sealed_first_send_s"] = time.perf_counter() - t
+            out["sealed_folder_bytes"] = _folder_bytes(sealed_folder)
+            t = time.perf_counter()
+            asyncio.run(d.sync(sealed_folder, device="d", keys=[key]))
+            out["sealed_fresh_device_sync_s"] = time.perf_counter() - t
+            out["d_holds_a_household"] = d.stats()["observations"] == out["household_records"]
         finally:
-            for mem in (a, b, c):
+            for mem in (a, b, c, d):
                 mem.close()
     n, x = max(1, out["sent"]), max(1, out["incremental_received"])
     fresh_sync = out["first_send_s"] + out["fresh_device_sync_s"]
@@ -110,12 +121,18 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  incremental, per observation: sync {inc_sync:.2f} ms vs ingest {inc_plain:.2f} "
           f"ms = {inc_sync / inc_plain:.2f}x; B holds A's {out['household_records']:,} household "
           f"records: {out['b_holds_a_household']}")
+    sealed = out["sealed_first_send_s"] + out["sealed_fresh_device_sync_s"]
+    print(f"  sealed with a household key: fresh device {sealed:.1f} s = "
+          f"{sealed / fresh_sync:.2f}x the unsealed sync; folder "
+          f"{out['sealed_folder_bytes'] / 1e6:.1f} MB; D holds them: "
+          f"{out['d_holds_a_household']}")
     write_result(f"sync-{out['size']}", {"command": "python3 -m bench sync "
                                          f"--size {args.size} --extra {args.extra}",
                                          **{k: round(v, 3) if isinstance(v, float) else v
                                             for k, v in out.items()},
                                          "fresh_ratio": round(fresh_sync / fresh_plain, 3),
-                                         "incremental_ratio": round(inc_sync / inc_plain, 3)})
+                                         "incremental_ratio": round(inc_sync / inc_plain, 3),
+                                         "sealed_ratio": round(sealed / fresh_sync, 3)})
 
 
 if __name__ == "__main__":

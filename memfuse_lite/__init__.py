@@ -40,6 +40,7 @@ from .records import (
 )
 from .sources import SourceProfile, register_source
 from .sync import SyncReport
+from .sync_keys import SyncKey
 
 __version__ = "0.1.0"
 
@@ -81,6 +82,7 @@ __all__ = [
     "RetrievalConfig",
     "SearchResult",
     "SourceProfile",
+    "SyncKey",
     "SyncReport",
     "StoreCorrupt",
     "StoreError",

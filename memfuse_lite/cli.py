@@ -22,6 +22,7 @@ from .memory import MemFuse, parse_ref
 from .ops.reembed import reembed
 from .records import Observation
 from .retrieve.registry import PIPELINES, names
+from .sync_keys import SyncKey
 from .timeutil import time_argument
 
 log = logging.getLogger("memfuse_lite")
@@ -210,11 +211,12 @@ async def _syncing(mem: MemFuse, args: argparse.Namespace) -> AsyncIterator[None
         return
     if args.sync_every <= 0:
         raise InvalidQuery(f"--sync-every must be above 0, not {args.sync_every}")
+    keys = _sync_keys(args.key, args.sync)
 
     async def turns() -> None:
         while True:
             try:
-                report = await mem.sync(args.sync, device=args.device)
+                report = await mem.sync(args.sync, device=args.device, keys=keys)
                 log.info("synced: %s", report.to_json())
             except MemFuseError as exc:
                 log.warning("sync through %s failed: %s", args.sync, exc)
@@ -259,9 +261,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     """Sync the memory with the household's other devices through a replicated folder."""
+    keys = _sync_keys(args.key, args.folder)
+
     async def run() -> Any:
         async with _open(args, create=True, owner=True) as mem:
-            return await mem.sync(args.folder, device=args.device)
+            return await mem.sync(args.folder, device=args.device, keys=keys)
 
     report = asyncio.run(run())
     if args.json:
@@ -271,8 +275,31 @@ def cmd_sync(args: argparse.Namespace) -> int:
               f"forgets in {len(report.segments_written)} segments; applied "
               f"{report.segments_applied} segments: {report.received} new records, "
               f"{report.duplicates} already here, {report.forgotten} forgotten")
+        if report.not_for_this_device:
+            print(f"  {report.not_for_this_device} segments are sealed for people whose key "
+                  "this device does not hold")
         for name, why in report.skipped:
             print(f"  skipped {name}: {why}")
+    return 0
+
+
+def _sync_keys(paths: Sequence[str] | None, folder: str) -> list[SyncKey]:
+    """The key files given, none of them inside the synced folder."""
+    inside = Path(folder).expanduser().resolve()
+    for path in paths or []:
+        if inside in Path(path).expanduser().resolve().parents:
+            raise InvalidQuery(f"{path} lies inside the synced folder: keep keys out of it "
+                               "(the folder is copied to every device and service)")
+    return [SyncKey.load(p) for p in paths or []]
+
+
+def cmd_sync_key(args: argparse.Namespace) -> int:
+    """Write a new sync key file: the household's, or one person's."""
+    key = SyncKey.new(args.user)
+    path = key.save(args.out)
+    print(f"{path}: a new key for {key.group} (id {key.key_id}); give it to each of "
+          f"{'the household' if args.user is None else args.user + chr(39) + 's'} devices "
+          "by hand, never through the synced folder")
     return 0
 
 
@@ -540,6 +567,13 @@ def _sync_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="this memory's name in the sync folder (first sync)")
     p.add_argument("--sync-every", type=float, default=300.0, metavar="SECONDS",
                    help="seconds between syncs (default 300)")
+    _key_option(p)
+
+
+def _key_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--key", action="append", metavar="FILE", help="a sync key file (memfuse "
+                   "sync-key): the household's seals every segment; a person's lets this "
+                   "device exchange the records only that person may see (repeatable)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -612,8 +646,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folder", required=True, help="the replicated folder (Syncthing, iCloud "
                    "Drive, Dropbox, Nextcloud)")
     p.add_argument("--device", help="this memory's name in the folder (at its first sync)")
+    _key_option(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sync)
+
+    p = sub.add_parser("sync-key", parents=[common], help="write a new key for sync: the household's, or "
+                       "with --user one person's")
+    p.add_argument("--out", required=True, help="the key file to create (never overwritten)")
+    p.add_argument("--user", help="the person whose devices share this key (default: the "
+                   "whole household)")
+    p.set_defaults(func=cmd_sync_key)
 
     p = sub.add_parser("merge", parents=[common],
                        help="ingest other devices' logs, then renumber and re-fuse canonically",

@@ -54,6 +54,7 @@ from .retrieve.search import Searcher
 from .store import fused as fused_sql
 from .sync import SyncReport
 from .sync import sync as sync_folder
+from .sync_keys import SyncKey
 from .text.tokens import tokenize
 
 log = logging.getLogger("memfuse_lite")
@@ -233,14 +234,17 @@ class MemFuse:
         return self.forget(observation=list(observation) if observation else None,
                            source=source, user=viewer, before=before)
 
-    async def sync(self, folder: str | Path, *, device: str | None = None) -> SyncReport:
+    async def sync(self, folder: str | Path, *, device: str | None = None,
+                   keys: Sequence[SyncKey] = ()) -> SyncReport:
         """Sync with the household's other devices through ``folder``, a folder an
         existing service replicates (:mod:`memfuse_lite.sync`): send this memory's new
-        household records and forgets, then apply what the others sent. ``device`` names
-        this memory in the folder (needed at its first sync, then remembered). Needs the
-        owner."""
+        records and forgets, then apply what the others sent. ``device`` names this memory
+        in the folder (needed at its first sync, then remembered). ``keys``
+        (:class:`SyncKey`) seal the household's segments and let this device send and
+        receive the records of the people whose keys it holds; a record only some users
+        may see never leaves the device without one. Needs the owner."""
         self._check_owner()
-        return await sync_folder(self, Path(folder), device)
+        return await sync_folder(self, Path(folder), device, keys)
 
     def export(self, out: IO[str]) -> int:
         """Write every observation as a JSONL line (the ingest format), in canonical

@@ -5,6 +5,7 @@ reorders and truncates files, as real sync services do."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import json
 import random
@@ -12,11 +13,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
+from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig, Observation, SyncKey
 from memfuse_lite.demo import QUESTIONS, observations
 from memfuse_lite.sync import ROOT
 
@@ -62,14 +64,21 @@ def household_export(mem: MemFuse) -> list[str]:
 
 
 @pytest.fixture
-def household(tmp_path: Path, config: MemFuseConfig) -> dict[str, MemFuse]:
+def household(tmp_path: Path, config: MemFuseConfig) -> Iterator[dict[str, MemFuse]]:
     """Each person's device holding what that person recorded of the demo week."""
+    yield from _devices(tmp_path, config, {d: [o for o in observations() if o.user == u]
+                                           for d, u in DEVICES.items()})
+
+
+def _devices(tmp_path: Path, config: MemFuseConfig, holding: dict[str, list[Observation]]
+             ) -> Iterator[dict[str, MemFuse]]:
+    """A memory per device, each holding its records; closed afterwards."""
     mems = {}
-    for device, user in DEVICES.items():
+    for device, records in holding.items():
         mem = MemFuse(tmp_path / device, config=config, embedder=FakeEmbedder())
 
-        async def fill(m: MemFuse = mem, u: str = user) -> None:
-            await m.ingest_many([o for o in observations() if o.user == u])
+        async def fill(m: MemFuse = mem, r: list[Observation] = records) -> None:
+            await m.ingest_many(r)
             await m.flush()
         asyncio.run(fill())
         mems[device] = mem
@@ -231,3 +240,140 @@ def test_the_inspector_syncs_while_it_serves(tmp_path: Path, model_dir: Path,
     finally:
         ui.close()
 
+
+
+# -- keys: sealed segments, and records only some users may see ---------------------------
+
+KEYED = {"ana-phone": "ana", "ana-laptop": "ana", "ben-laptop": "ben", "mia-phone": "mia"}
+
+
+def _own_records(user: str) -> list[Observation]:
+    """What ``user`` recorded of the demo week, and for Ana two records few may see."""
+    out = [o for o in observations() if o.user == user]
+    if user == "ana":
+        out += [Observation(source="notes", user="ana", ts="2025-03-06T21:00:00+08:00",
+                            text="Surprise party for Ben: book the karaoke room",
+                            external_id="ana-private", visibility="private"),
+                Observation(source="notes", user="ana", ts="2025-03-06T21:05:00+08:00",
+                            text="Mia and I buy the cake at Holiland", external_id="ana-mia",
+                            visibility=("mia",))]
+    return out
+
+
+@pytest.fixture
+def keyed(tmp_path: Path, config: MemFuseConfig) -> Iterator[dict[str, MemFuse]]:
+    # Ana's laptop is new: it starts empty
+    yield from _devices(tmp_path, config, {d: [] if d == "ana-laptop" else _own_records(u)
+                                           for d, u in KEYED.items()})
+
+
+def _texts(mem: MemFuse) -> str:
+    out = io.StringIO()
+    mem.export(out)
+    return out.getvalue()
+
+
+def test_sealed_segments_and_records_only_their_people_receive(
+        keyed: dict[str, MemFuse], tmp_path: Path) -> None:
+    household, ana, ben = SyncKey.new(), SyncKey.new("ana"), SyncKey.new("ben")
+    held = {"ana-phone": [household, ana], "ana-laptop": [household, ana],
+            "ben-laptop": [household, ben], "mia-phone": [household]}
+    folder = tmp_path / "shared"  # one folder all see
+    for _ in range(2):
+        for device, mem in keyed.items():
+            report = asyncio.run(mem.sync(folder, device=device, keys=held[device]))
+            assert report.skipped == [], report.skipped
+    # the folder holds no record's words, only sealed bytes
+    stored = b"".join(p.read_bytes() for p in (folder / ROOT).rglob("*.jsonl"))
+    for word in (b"Dentist", b"karaoke", b"Holiland", PRIVATE_WORD.encode()):
+        assert word not in stored
+    texts = {d: _texts(m) for d, m in keyed.items()}
+    assert all("Dr. Lin" in t for t in texts.values()), "household records reach all"
+    # Ana's private note and the one she shares with Mia reach Ana's other device only: her
+    # phone holds no key of Mia's, so it cannot seal it for Mia's devices
+    for device, text in texts.items():
+        assert ("karaoke" in text) == device.startswith("ana-"), device
+        assert ("Holiland" in text) == device.startswith("ana-"), device
+        assert (PRIVATE_WORD in text) == (device == "ben-laptop"), device
+    # Mia's phone saw sealed segments that are not for it and said so, without complaint
+    assert asyncio.run(keyed["mia-phone"].sync(folder, keys=held["mia-phone"])) \
+        .not_for_this_device >= 1
+    # the new laptop answers Ana's question about her private plan
+    hits = keyed["ana-laptop"].search("karaoke party", viewer="ana", pipeline="bm25").hits
+    assert hits and "karaoke" in hits[0].text
+
+
+def test_a_person_s_records_wait_for_their_key(keyed: dict[str, MemFuse],
+                                               tmp_path: Path) -> None:
+    folder, household, ana = tmp_path / "shared", SyncKey.new(), SyncKey.new("ana")
+    phone, laptop = keyed["ana-phone"], keyed["ana-laptop"]
+    asyncio.run(phone.sync(folder, device="ana-phone", keys=[household]))
+    asyncio.run(laptop.sync(folder, device="ana-laptop", keys=[household, ana]))
+    assert "karaoke" not in _texts(laptop), "sent without Ana's key"
+    asyncio.run(phone.sync(folder, keys=[household, ana]))  # the phone is given the key
+    asyncio.run(laptop.sync(folder, keys=[household, ana]))
+    assert "karaoke" in _texts(laptop)
+
+
+def test_what_a_keyed_device_refuses(keyed: dict[str, MemFuse], tmp_path: Path) -> None:
+    folder, household = tmp_path / "shared", SyncKey.new()
+    ben, mia = keyed["ben-laptop"], keyed["mia-phone"]
+    asyncio.run(ben.sync(folder, device="ben-laptop"))  # not sealed
+    report = asyncio.run(mia.sync(folder, device="mia-phone", keys=[household]))
+    assert [w for _, w in report.skipped] == ["not sealed, and this household's segments are"]
+    assert "MU5101" not in _texts(mia)
+    # once Ben's laptop is given the key it sends its records again, sealed
+    asyncio.run(ben.sync(folder, keys=[household]))
+    report = asyncio.run(mia.sync(folder, keys=[household]))
+    assert report.received == 4 and "MU5101" in _texts(mia)
+    assert report.skipped == [], "the plain segment is gone from the folder"
+    assert b"MU5101" not in b"".join(p.read_bytes() for p in folder.rglob("*.jsonl"))
+    # sealed with another household key
+    other = tmp_path / "other"
+    asyncio.run(keyed["ana-phone"].sync(other, device="ana-phone", keys=[SyncKey.new()]))
+    report = asyncio.run(mia.sync(other, keys=[household]))
+    assert [w for _, w in report.skipped] == [
+        "sealed with another key for household than this device holds"]
+    # a sealed segment altered, its checksum made to match: the seal tells
+    third, key = tmp_path / "third", SyncKey.new()
+    asyncio.run(ben.sync(third, keys=[key]))
+    path = next((third / ROOT / "ben-laptop").glob("*.jsonl"))
+    head, _, body = path.read_bytes().partition(b"\n")
+    body = body[:40] + bytes([body[40] ^ 1]) + body[41:]
+    header = json.loads(head) | {"sha256": hashlib.sha256(body).hexdigest()}
+    path.write_bytes(json.dumps(header).encode() + b"\n" + body)
+    report = asyncio.run(mia.sync(third, keys=[key]))
+    assert report.received == 0 and [w for _, w in report.skipped] == [
+        "does not open with this device's key (altered, or sealed with another)"]
+    with pytest.raises(InvalidQuery, match="two different keys"):
+        asyncio.run(mia.sync(folder, keys=[household, SyncKey.new()]))
+
+
+def test_key_files(tmp_path: Path, model_dir: Path, e5_dir: Path) -> None:
+    key = SyncKey.new("ana")
+    path = key.save(tmp_path / "ana.key")
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert SyncKey.load(path) == key and key.group == "user:ana"
+    with pytest.raises(InvalidQuery, match="never overwritten"):
+        SyncKey.new().save(path)
+    (tmp_path / "bad.key").write_text("{}")
+    with pytest.raises(InvalidQuery, match="not a sync key file"):
+        SyncKey.load(tmp_path / "bad.key")
+    with pytest.raises(InvalidQuery, match="'household' or 'user:NAME'"):
+        SyncKey("friends", bytes(32))
+    made = _cli("sync-key", "--out", str(tmp_path / "household.key"))
+    assert made.returncode == 0 and "a new key for household" in made.stdout
+    # a key inside the synced folder would be copied to every device and service
+    folder = tmp_path / "shared"
+    (folder / "keys").mkdir(parents=True)
+    inside = SyncKey.new().save(folder / "keys" / "household.key")
+    common = ["--model-dir", str(model_dir), "--tz", "UTC"]
+    done = _cli("sync", "--db", str(tmp_path / "m"), "--folder", str(folder), "--device",
+                "d", "--key", str(inside), *common)
+    assert done.returncode != 0 and "inside the synced folder" in done.stderr
+    done = _cli("sync", "--db", str(tmp_path / "m"), "--folder", str(folder), "--device",
+                "d", "--key", str(tmp_path / "household.key"), "--json", *common)
+    assert done.returncode == 0, done.stderr
+    header = json.loads(next((folder / ROOT / "d").glob("*.jsonl"), Path("/dev/null"))
+                        .read_text().partition("\n")[0] or "{}")
+    assert header == {} or header["sealed"] == "aes-256-gcm"

@@ -15,8 +15,13 @@ DEVICE_KEY = "sync.device"
 from then on)."""
 SENT_KEY = "sync.sent_upto"
 """Meta key: the newest observation id already written to a segment."""
+SENT_GROUP_KEY = "sync.sent_upto.{group}"
+"""Meta key: the newest observation id already written to a segment of one person's group
+(``user:NAME``; sent once this device holds that person's key)."""
 SENT_FORGOTTEN_KEY = "sync.sent_forgotten_upto"
 """Meta key: the newest tombstone row already written to a segment."""
+SENT_FOR_KEY = "sync.sent_for"
+"""Meta key: the folder and each group's key id the cursors above were sent for (JSON)."""
 SEQ_KEY = "sync.next_seq"
 """Meta key: the number of this device's next segment."""
 
@@ -72,6 +77,21 @@ def to_send(db: apsw.Connection, after: int, limit: int) -> list[tuple[int, str]
         " AND NOT EXISTS (SELECT 1 FROM sync_received r WHERE r.identity = o.identity)"
         " AND NOT EXISTS (SELECT 1 FROM sync_forgotten f WHERE f.identity = o.identity)"
         " ORDER BY o.id LIMIT ?", (after, limit))]
+
+
+def to_send_to(db: apsw.Connection, user: str, after: int, limit: int
+               ) -> list[tuple[int, str]]:
+    """(id, identity) of up to ``limit`` observations after id ``after`` that ``user`` may
+    see and the household may not (their own private records and those shared with them),
+    neither received from another device nor forgotten here."""
+    return [(int(r[0]), str(r[1])) for r in db.execute(
+        "SELECT o.id, o.identity FROM observations o WHERE o.id > ?"
+        " AND o.visibility <> '\"household\"'"
+        " AND (o.user = ? OR (o.visibility LIKE '[%' AND EXISTS"
+        "      (SELECT 1 FROM json_each(o.visibility) j WHERE j.value = ?)))"
+        " AND NOT EXISTS (SELECT 1 FROM sync_received r WHERE r.identity = o.identity)"
+        " AND NOT EXISTS (SELECT 1 FROM sync_forgotten f WHERE f.identity = o.identity)"
+        " ORDER BY o.id LIMIT ?", (after, user, user, limit))]
 
 
 def tombstones_to_send(db: apsw.Connection, after: int) -> list[tuple[int, str]]:
