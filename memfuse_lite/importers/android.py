@@ -7,9 +7,11 @@ only a number and a chat that names the person can meet in one memory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 from xml.etree.ElementTree import Element
 
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected, log, stable_id
@@ -19,6 +21,10 @@ CALL_TYPES = {"1": "incoming", "2": "outgoing", "3": "missed", "4": "voicemail",
 SMS_BOXES = {"1": "received", "2": "sent", "3": "draft", "4": "outbox", "5": "failed",
              "6": "queued"}
 MMS_FROM = "137"
+OUTGOING = ("sent", "outbox", "failed", "queued")
+HIDDEN_NUMBERS = {"": "an unknown number", "-1": "an unknown number", "-2": "a private number",
+                  "-3": "a payphone"}
+"""What Android writes in place of a number the caller withheld."""
 
 
 def _elements(path: Path) -> Iterator[tuple[str, Element]]:
@@ -28,25 +34,59 @@ def _elements(path: Path) -> Iterator[tuple[str, Element]]:
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
 
-    depth, root = 0, None
     try:
-        for event, el in ElementTree.iterparse(str(path), events=("start", "end")):
-            if event == "start":
-                depth += 1
-                if root is None:
-                    root = el
-                    if root.tag not in ("smses", "calls"):
-                        raise ImportFailed("not an SMS Backup & Restore file (root element "
-                                           f"<{root.tag}>)")
-                continue
-            depth -= 1
-            if depth == 1 and root is not None:  # a record element, whole
-                yield root.tag, el
-                root.clear()  # and forgotten
+        with open(path, "rb") as raw:
+            yield from _records(ElementTree.iterparse(_CharRefs(raw), events=("start", "end")))
     except (OSError, DefusedXmlException) as exc:
         raise ImportFailed(f"cannot read the backup: {exc}") from exc
     except ElementTree.ParseError as exc:
         raise ImportFailed(f"not well-formed XML ({exc})") from exc
+
+
+def _records(events: Iterator[tuple[str, Element]]) -> Iterator[tuple[str, Element]]:
+    depth, root = 0, None
+    for event, el in events:
+        if event == "start":
+            depth += 1
+            if root is None:
+                root = el
+                if root.tag not in ("smses", "calls"):
+                    raise ImportFailed("not an SMS Backup & Restore file (root element "
+                                       f"<{root.tag}>)")
+            continue
+        depth -= 1
+        if depth == 1 and root is not None:  # a record element, whole
+            yield root.tag, el
+            root.clear()  # and forgotten
+
+
+class _CharRefs:
+    """A backup's bytes with each UTF-16 surrogate pair written as two character references
+    (``&#55357;&#56832;``: how SMS Backup & Restore writes an emoji, and what an XML parser
+    rejects) turned into the character they stand for; read a block at a time."""
+
+    _PAIR = re.compile(rb"&#(\d{5});&#(\d{5});")
+    _CUT = re.compile(rb"&(?:#\d{0,5}(?:;(?:&(?:#\d{0,5})?)?)?)?$")
+    """The end of a block that may be the start of a pair cut by the block's edge."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw, self._held = raw, b""
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            block = self._raw.read(size)
+            data, self._held = self._held + block, b""
+            if block and (cut := self._CUT.search(data)) is not None:
+                data, self._held = data[:cut.start()], data[cut.start():]
+            if data or not block:  # something to give, or the end
+                return self._PAIR.sub(self._character, data)
+
+    @staticmethod
+    def _character(m: re.Match[bytes]) -> bytes:
+        high, low = int(m[1]), int(m[2])
+        if not (0xD800 <= high <= 0xDBFF and 0xDC00 <= low <= 0xDFFF):
+            return m[0]
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).encode("utf-8")
 
 
 SECONDS_BELOW = 100_000_000_000
@@ -94,9 +134,13 @@ def _sms(path: Path, where: str, el: Element, ctx: ImportContext) -> Item:
     number = el.get("address") or ""
     body = el.get("body") or ""
     box = SMS_BOXES.get(el.get("type") or "", "received")
+    if box == "draft":
+        raise ValueError("a draft, never sent")
     name = _who(number, el.get("contact_name"), ctx)
     party = f"{name} ({number})" if name else number
-    text = f"SMS {'to' if box == 'sent' else 'from'} {party}: {body}"
+    text = f"SMS {'to' if box in OUTGOING else 'from'} {party}: {body}"
+    if box == "failed":
+        text += " (not delivered)"
     return ctx.observation(path, where, source="sms", ts=_time(el.get("date"), ctx), text=text,
                            external_id="sms:" + stable_id(el.get("date"), number, body),
                            meta={"contactName": name, "phoneNumber": number,
@@ -139,11 +183,17 @@ def _call(path: Path, where: str, el: Element, ctx: ImportContext) -> Item:
     number = el.get("number") or ""
     kind = CALL_TYPES.get(el.get("type") or "", "call")
     name = _who(number, el.get("contact_name"), ctx)
-    party = f"{name} ({number})" if name else (number or "an unknown number")
+    hidden = number.strip() in HIDDEN_NUMBERS or (el.get("presentation") or "1") != "1"
+    party = (f"{name} ({number})" if name else
+             HIDDEN_NUMBERS.get(number.strip(), "a private number") if hidden else number)
+    if hidden:
+        number = ""
     seconds = int(el.get("duration") or 0) if (el.get("duration") or "0").isdigit() else 0
-    length = f", {seconds // 60} min {seconds % 60} s" if seconds else ""
+    length = (f", {seconds // 60} min {seconds % 60} s" if seconds >= 60
+              else f", {seconds} s" if seconds else "")
     preposition = "to" if kind == "outgoing" else "from"
-    text = f"{kind.capitalize()} call {preposition} {party}{length}"
+    text = (f"Voicemail from {party}{length}" if kind == "voicemail"
+            else f"{kind.capitalize()} call {preposition} {party}{length}")
     return ctx.observation(path, where, source="call", ts=_time(el.get("date"), ctx), text=text,
                            external_id="call:" + stable_id(el.get("date"), number, kind),
                            meta={"contactName": name, "phoneNumber": number,

@@ -14,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+from .markup import plain  # Google Calendar and Outlook write HTML into descriptions
 
 DEFAULT_PAST = timedelta(days=2 * 365)
 DEFAULT_FUTURE = timedelta(days=365)
@@ -112,7 +113,7 @@ def read_calendar(path: Path, ctx: ImportContext) -> Iterator[Item]:
             text += f" (moved from {original:%a %d %b %H:%M})"
         if status == "CANCELLED":
             text = "Cancelled: " + text
-        description = " ".join(str(ev.get("DESCRIPTION") or "").split())
+        description = " ".join(plain(str(ev.get("DESCRIPTION") or "")).split())
         if description:
             text += f". {description[:1000]}"
         key = (original or start).isoformat()

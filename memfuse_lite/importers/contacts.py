@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..timeutil import parse_ts
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected, address_key, stable_id
@@ -25,13 +25,16 @@ def read_vcards(path: Path, ctx: ImportContext) -> Iterator[Item]:
     import vobject
 
     try:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            yield from _cards(path, ctx, vobject, (line.rstrip("\r\n") for line in f))
     except OSError as exc:
         raise ImportFailed(f"cannot read vCards: {exc}") from exc
-    blocks = _card_blocks(text)
-    if not blocks:
-        raise ImportFailed("no vCards found (BEGIN:VCARD … END:VCARD)")
-    for n, block in enumerate(blocks, start=1):
+
+
+def _cards(path: Path, ctx: ImportContext, vobject: Any, lines: Iterator[str]
+           ) -> Iterator[Item]:
+    n = 0
+    for n, block in enumerate(_card_blocks(lines), start=1):
         where = f"card {n}"
         try:
             card = vobject.readOne(block, ignoreUnreadable=True)
@@ -43,40 +46,48 @@ def read_vcards(path: Path, ctx: ImportContext) -> Iterator[Item]:
             n_value = card.n.value
             name = " ".join(_text(getattr(n_value, part, "")) for part in
                             ("prefix", "given", "additional", "family", "suffix")).strip()
-        name = " ".join(name.split())
-        if not name:
-            yield Rejected(str(path), where, "no name (FN or N)")
-            continue
-        phones = [_text(t.value).strip() for t in card.contents.get("tel", [])]
-        emails = [_text(e.value).strip() for e in card.contents.get("email", [])]
-        nick = [_text(x.value).strip() for x in card.contents.get("nickname", [])]
         org = [_text(x.value).strip() for x in card.contents.get("org", [])]
+        name = " ".join(name.split()) or next((o for o in org if o), "")  # a business card
+        if not name:
+            yield Rejected(str(path), where, "no name (FN, N or ORG)")
+            continue
+        phones = [_phone(_text(t.value)) for t in card.contents.get("tel", [])]
+        emails = [_text(e.value).strip().removeprefix("mailto:")
+                  for e in card.contents.get("email", [])]
+        nick = [_text(x.value).strip() for x in card.contents.get("nickname", [])]
         rev = card.contents.get("rev")
         uid = card.contents.get("uid")
-        text = "Contact: " + name + "".join(f", {v}" for v in [*phones, *emails, *org] if v)
+        text = "Contact: " + name + "".join(f", {v}" for v in [*phones, *emails, *org]
+                                            if v and v != name)
         yield ctx.observation(
             path, where, source=SOURCE, ts=_when(rev, ctx), text=text,
             external_id=str(uid[0].value) if uid else stable_id(name, *sorted(phones),
                                                             *sorted(emails)),
             meta={"name": name, "phones": phones, "emails": emails, "nicknames": nick,
                   "org": org})
+    if n == 0:
+        raise ImportFailed("no vCards found (BEGIN:VCARD … END:VCARD)")
+
+
+def _phone(value: str) -> str:
+    """A number as written; a vCard 4 ``tel:`` URI without its scheme and parameters
+    (``tel:+1-555-010-0178;ext=12`` is ``+1-555-010-0178``)."""
+    value = value.strip()
+    if value.lower().startswith("tel:"):
+        value = value[4:].split(";", 1)[0]
+    return value
 
 
 BINARY = ("PHOTO", "LOGO", "SOUND", "KEY")
 """Properties that carry files (base64 pictures): never stored, dropped before parsing."""
 
 
-def _card_blocks(text: str) -> list[str]:
-    """Each BEGIN:VCARD … END:VCARD block, with quoted-printable soft line breaks joined
-    (vCard 2.1) and picture and sound properties left out."""
-    blocks: list[str] = []
+def _card_blocks(lines: Iterator[str]) -> Iterator[str]:
+    """Each BEGIN:VCARD … END:VCARD block, one at a time, with quoted-printable soft line
+    breaks joined (vCard 2.1) and picture and sound properties left out."""
     current: list[str] | None = None
     skipping = False
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
+    for line in lines:
         upper = line.strip().upper()
         if upper == "BEGIN:VCARD":
             current, skipping = [line], False
@@ -85,7 +96,7 @@ def _card_blocks(text: str) -> list[str]:
             continue
         if upper == "END:VCARD":
             current.append(line)
-            blocks.append("\r\n".join(current) + "\r\n")
+            yield "\r\n".join(current) + "\r\n"
             current = None
             continue
         if skipping and (not line.strip() or line[:1] in " \t" or ":" not in line):
@@ -95,11 +106,12 @@ def _card_blocks(text: str) -> list[str]:
         if skipping:
             continue
         if "QUOTED-PRINTABLE" in head:
-            while line.endswith("=") and i < len(lines):  # a soft line break
-                line = line[:-1] + lines[i].lstrip()
-                i += 1
+            while line.endswith("="):  # a soft line break
+                more = next(lines, None)
+                if more is None:
+                    break
+                line = line[:-1] + more.lstrip()
         current.append(line)
-    return blocks
 
 
 def _text(value: object) -> str:

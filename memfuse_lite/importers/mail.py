@@ -4,49 +4,19 @@ from __future__ import annotations
 
 import email
 import mailbox
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from email import policy
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
-from html.parser import HTMLParser
 from pathlib import Path
 
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+from .markup import html_to_text
 
 BODY_CHARS = 4000
-
-
-class _Text(HTMLParser):
-    """HTML reduced to its text (scripts and styles dropped)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: object) -> None:
-        if tag in ("script", "style"):
-            self._skip += 1
-        elif tag in ("br", "p", "div", "li", "tr"):
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style") and self._skip:
-            self._skip -= 1
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    """The readable text of an HTML body."""
-    parser = _Text()
-    parser.feed(html)
-    parser.close()
-    return "\n".join(" ".join(line.split()) for line in "".join(parser.parts).splitlines()
-                     if line.strip())
+_QUOTED_FROM = re.compile(rb"(?m)^>(>*From )")
 
 
 def _names(header: str | None) -> list[str]:
@@ -136,10 +106,9 @@ def _messages(path: Path) -> Iterator[tuple[str, EmailMessage, str | None]]:
         head, _, rest = raw.partition(b"\n")
         envelope = head.decode("utf-8", "replace")[5:].strip() if head.startswith(b"From ") \
             else None
-        yield (f"message {n}",
-               email.message_from_bytes(rest if envelope is not None else raw,
-                                        policy=policy.default),
-               envelope)
+        # a body line that began with "From " was written as ">From " (mboxo and mboxrd)
+        body = _QUOTED_FROM.sub(rb"\1", rest if envelope is not None else raw)
+        yield f"message {n}", email.message_from_bytes(body, policy=policy.default), envelope
 
 
 IMPORTER = Importer("mail", read_mail, "e-mail: an mbox file or .eml messages",

@@ -32,22 +32,13 @@ description:")."""
 
 
 def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
-    """Every message of one exported chat."""
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImportFailed(f"cannot read the chat: {exc}") from exc
-    heads = [(n, m) for n, line in enumerate(lines, start=1) if (m := _LINE.match(line))]
-    if not heads:
-        raise ImportFailed("no WhatsApp message lines (\"date, time - name: text\") found")
-    ordered = [m for _, m in heads if m["a"] is not None]
-    day_first = not any(int(m["b"]) > 12 for m in ordered) or any(
-        int(m["a"]) > 12 for m in ordered)
+    """Every message of one exported chat, read line by line (twice: the first pass only
+    settles the date order), so a chat of any length takes little memory."""
+    day_first = _day_first(path)
     chat = path.stem.removeprefix("WhatsApp Chat with ").strip()
-    seen: dict[str, int] = {}
-    for i, (n, m) in enumerate(heads):
-        end = heads[i + 1][0] - 1 if i + 1 < len(heads) else len(lines)
-        body = "\n".join([m["rest"], *lines[n:end]]).strip()
+    seen: dict[str, int] = {}  # the messages of the current minute
+    minute: datetime | None = None
+    for n, m, body in _messages(path):
         where = f"line {n}"
         sender = _SENDER.match(body)
         if sender is not None and not sender["space"] and (
@@ -65,6 +56,8 @@ def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
             continue
         who, text = sender["who"].strip(), sender["text"].strip()
         key = stable_id(chat, ts.isoformat(), who, text)
+        if ts != minute:  # messages come in time order: a new minute forgets the last
+            seen, minute = {}, ts
         # the same words sent twice in one minute are two messages: the second is "#2"
         seen[key] = nth = seen.get(key, 0) + 1
         meta: dict[str, object] = {"sender": who, "chat": chat}
@@ -73,6 +66,46 @@ def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
         yield ctx.observation(
             path, where, source="chat", ts=ctx.local(ts), text=f"{who}: {text}",
             external_id="wa:" + key + (f"#{nth}" if nth > 1 else ""), meta=meta)
+
+
+def _lines(path: Path) -> Iterator[str]:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            for line in f:
+                yield line.rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportFailed(f"cannot read the chat: {exc}") from exc
+
+
+def _day_first(path: Path) -> bool:
+    """Whether the file's dates are day-first: a day above 12 settles it; day-first when
+    nothing does."""
+    found = first_above_12 = second_above_12 = False
+    for line in _lines(path):
+        if (m := _LINE.match(line)) is None:
+            continue
+        found = True
+        if m["a"] is not None:
+            first_above_12 |= int(m["a"]) > 12
+            second_above_12 |= int(m["b"]) > 12
+    if not found:
+        raise ImportFailed("no WhatsApp message lines (\"date, time - name: text\") found")
+    return not second_above_12 or first_above_12
+
+
+def _messages(path: Path) -> Iterator[tuple[int, re.Match[str], str]]:
+    """(line number, head match, whole text) of each message, its later lines joined."""
+    head: tuple[int, re.Match[str]] | None = None
+    more: list[str] = []
+    for n, line in enumerate(_lines(path), start=1):
+        if (m := _LINE.match(line)) is None:
+            more.append(line)
+            continue
+        if head is not None:
+            yield head[0], head[1], "\n".join([head[1]["rest"], *more]).strip()
+        head, more = (n, m), []
+    if head is not None:
+        yield head[0], head[1], "\n".join([head[1]["rest"], *more]).strip()
 
 
 def _when(m: re.Match[str], day_first: bool) -> datetime:
