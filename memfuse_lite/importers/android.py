@@ -75,11 +75,12 @@ class _CharRefs:
     def read(self, size: int = -1) -> bytes:
         while True:
             block = self._raw.read(size)
-            data, self._held = self._held + block, b""
+            data = self._PAIR.sub(self._character, self._held + block)
+            self._held = b""
             if block and (cut := self._CUT.search(data)) is not None:
                 data, self._held = data[:cut.start()], data[cut.start():]
             if data or not block:  # something to give, or the end
-                return self._PAIR.sub(self._character, data)
+                return data
 
     @staticmethod
     def _character(m: re.Match[bytes]) -> bytes:

@@ -1,4 +1,6 @@
-"""Any CSV file, by a column mapping (``memfuse import csv FILE --map ts=Date,text=Body``).
+"""Any CSV file, by a column mapping (``memfuse import csv FILE --map ts=Date,text=Body``;
+without one, the time and word columns are found by their names when they have common
+ones: ``Date``, ``Timestamp``, ``时间`` …; ``Subject``, ``Body``, ``内容`` …).
 
 Keys of the mapping: ``ts`` and ``text`` (required; ``text=Subject+Body`` joins several
 columns), ``id`` (the record's id in its source), ``source`` (a column, or ``:NAME`` for
@@ -11,12 +13,12 @@ read from the file.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import MemFuseError
-from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_id
+from .base import ImportContext, Importer, ImportFailed, Item, Rejected, log, stable_id
 
 LAYOUTS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M",
            "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y-%m-%d")
@@ -39,13 +41,20 @@ def parse_mapping(value: str) -> dict[str, str]:
     return out
 
 
+TIME_NAMES = ("timestamp", "datetime", "date_time", "date", "time", "when", "created",
+              "created_at", "sent", "start", "时间", "日期", "时间戳", "datum", "fecha")
+TIME_WORDS = ("date", "time", "日期", "时间")
+"""Then a column whose name holds one of these ("Due Date", "Start time")."""
+TEXT_NAMES = ("title", "subject", "summary", "task", "event", "activity", "text", "body",
+              "message", "content", "note", "notes", "description", "标题", "主题", "事件",
+              "事项", "内容", "正文", "备注", "nachricht", "notiz", "texto")
+"""Column names read as the time and the words when no mapping is given (case ignored;
+the words in this order)."""
+
+
 def read_table(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """One observation per row."""
     mapping = dict(ctx.options)
-    missing = [k for k in ("ts", "text") if k not in mapping]
-    if missing:
-        raise ImportFailed(f"give --map with {' and '.join(missing)} (e.g. --map "
-                           "ts=Date,text=Message)")
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             sample = f.read(4096)
@@ -56,6 +65,8 @@ def read_table(path: Path, ctx: ImportContext) -> Iterator[Item]:
                 dialect = csv.excel
             rows = csv.DictReader(f, dialect=dialect)
             header = rows.fieldnames or []
+            if "ts" not in mapping or "text" not in mapping:
+                mapping = _guess(path, header, mapping)
             wanted = [c for key in ("ts", "id") if key in mapping for c in [mapping[key]]]
             wanted += mapping["text"].split("+")
             if not mapping.get("source", ":").startswith(":"):
@@ -74,6 +85,28 @@ def read_table(path: Path, ctx: ImportContext) -> Iterator[Item]:
             return
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ImportFailed(f"cannot read the table: {exc}") from exc
+
+
+def _guess(path: Path, header: Sequence[str], given: dict[str, str]) -> dict[str, str]:
+    """The time and word columns by their names, when the mapping does not give them."""
+    lower = {c.strip().lower(): c for c in header}
+    guess = dict(given)
+    if "ts" not in guess:
+        found = next((lower[n] for n in TIME_NAMES if n in lower), None) or next(
+            (c for n, c in lower.items() if any(w in n for w in TIME_WORDS)), None)
+        if found is not None:
+            guess["ts"] = found
+    if "text" not in guess:
+        words = [lower[n] for n in TEXT_NAMES if n in lower and lower[n] != guess.get("ts")]
+        if words:
+            guess["text"] = "+".join(words)
+    missing = [k for k in ("ts", "text") if k not in guess]
+    if missing:
+        raise ImportFailed(f"give --map with {' and '.join(missing)} (e.g. --map "
+                           f"ts=Date,text=Message; columns: {', '.join(header)})")
+    log.warning("%s: no --map given; read as --map %s (from the column names)", path,
+                ",".join(f"{k}={v}" for k, v in guess.items()))
+    return guess
 
 
 def _row(path: Path, where: str, row: Mapping[str, str | None], mapping: Mapping[str, str],

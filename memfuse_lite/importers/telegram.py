@@ -18,6 +18,9 @@ from typing import Any
 
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected
 
+CHAT_TYPES = {"saved_messages": "Saved Messages"}
+"""Names of chats the export leaves unnamed."""
+
 
 def read_export(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every message of every chat in one ``result.json``."""
@@ -32,7 +35,8 @@ def read_export(path: Path, ctx: ImportContext) -> Iterator[Item]:
         raise ImportFailed("no Telegram chats found (a 'messages' list, or 'chats' → "
                            "'list' of an account export)")
     for chat in chats:
-        name = str(chat.get("name") or chat.get("type") or "chat")
+        name = str(chat.get("name") or CHAT_TYPES.get(str(chat.get("type")), "")
+                   or chat.get("type") or "chat")
         chat_id = str(chat.get("id") or name)
         for n, message in enumerate(chat.get("messages") or [], start=1):
             yield _message(path, f"{name}, message {message.get('id', n)}", message,
@@ -55,7 +59,7 @@ def _message(path: Path, where: str, m: Mapping[str, Any], chat: str, chat_id: s
     if m.get("type") != "message":
         what = m.get("action") or m.get("type")
         return Rejected(str(path), where, f"a notice, not a message ({what})")
-    text = " ".join(plain_text(m.get("text")).split())
+    text = " ".join((plain_text(m.get("text")) or _shared(m)).split())
     if not text:
         return Rejected(str(path), where, "no text (photos, stickers and files are not stored)")
     try:
@@ -70,9 +74,31 @@ def _message(path: Path, where: str, m: Mapping[str, Any], chat: str, chat_id: s
         meta["forwarded_from"] = str(m["forwarded_from"])
     # an instant is shown on the import's clock; a wall-clock time is read there
     ts = ctx.local(ts) if ts.tzinfo is None else ts.astimezone(ctx.zone)
+    if meta.get("forwarded_from"):
+        text += f" (forwarded from {meta['forwarded_from']})"
     return ctx.observation(path, where, source="chat", ts=ts,
                            text=f"{who}: {text}", external_id=f"tg:{chat_id}:{m.get('id')}",
                            meta=meta)
+
+
+def _shared(m: Mapping[str, Any]) -> str:
+    """What a message without text shares that is itself information: a poll, a place, a
+    contact ("" for pictures, stickers and files)."""
+    poll = m.get("poll")
+    if isinstance(poll, Mapping):
+        answers = [str(a.get("text") or "") for a in poll.get("answers") or []
+                   if isinstance(a, Mapping)]
+        return f"Poll: {poll.get('question') or ''} ({' / '.join(answers)})"
+    place = m.get("location_information")
+    if isinstance(place, Mapping):
+        where = " ".join(str(place.get(k) or "") for k in ("title", "address")).strip()
+        return (f"Location: {where + ' ' if where else ''}"
+                f"({place.get('latitude')}, {place.get('longitude')})")
+    card = m.get("contact_information")
+    if isinstance(card, Mapping):
+        name = " ".join(str(card.get(k) or "") for k in ("first_name", "last_name")).strip()
+        return f"Contact: {name} {card.get('phone_number') or ''}"
+    return ""
 
 
 def plain_text(value: object) -> str:

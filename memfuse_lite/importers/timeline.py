@@ -52,14 +52,14 @@ def _visit(file: Path, where: str, segment: Mapping[str, Any], ctx: ImportContex
         start, end = _time(duration, "start"), _time(duration, "end")
         name = str(location.get("name") or "").strip()
         address = " ".join(str(location.get("address") or "").split())
-        kind = str(location.get("semanticType") or "").removeprefix("TYPE_").title()
+        kind = _kind(location.get("semanticType"))
         lat, lng = _e7(location.get("latitudeE7")), _e7(location.get("longitudeE7"))
         place_id = str(location.get("placeId") or "")
     elif "visit" in segment:
         top = (segment["visit"] or {}).get("topCandidate") or {}
         start, end = _iso(segment.get("startTime")), _iso(segment.get("endTime"))
         name, address = "", ""
-        kind = str(top.get("semanticType") or "").replace("_", " ").title()
+        kind = _kind(top.get("semanticType"))
         location = top.get("placeLocation")
         text = location.get("latLng") if isinstance(location, Mapping) else location
         match = _LATLNG.search(str(text or ""))
@@ -69,22 +69,38 @@ def _visit(file: Path, where: str, segment: Mapping[str, Any], ctx: ImportContex
         return Rejected(str(file), where, "a journey, not a visit")
     if start is None:
         return Rejected(str(file), where, "a visit without a start time")
-    end = end if end is not None and end >= start else start
+    ended = end is not None and end >= start
+    end = end if end is not None and ended else start
     spot = f"{lat:.5f}, {lng:.5f}" if lat is not None and lng is not None else ""
     place = name or address or kind or spot or "an unnamed place"
-    start, end = start.astimezone(ctx.zone), end.astimezone(ctx.zone)
+    # an instant (UTC) is shown on the import's clock; a time written with the place's
+    # own offset stays on the place's clock
+    if not start.utcoffset():
+        start, end = start.astimezone(ctx.zone), end.astimezone(ctx.zone)
     text = f"Visited {place}" + (f" ({address})" if name and address else "") + \
         (f" [{kind}]" if kind and kind != place else "") + \
-        f", {start:%a %d %b %Y %H:%M}–{end:%H:%M}"
+        f", {start:%a %d %b %Y %H:%M}" + (f"–{end:%H:%M}" if ended else "")
     meta: dict[str, Any] = {"place": ", ".join(p for p in (name, address) if p) or place,
                             "start_time": start.isoformat(), "end_time": end.isoformat(),
                             "place_id": place_id, "kind": kind}
     if spot:
         meta["gps"] = {"lat": lat, "lon": lng}
     return ctx.observation(file, where, source="location", ts=start, text=text,
-                           external_id="visit:" + stable_id(place_id or spot or place,
-                                                            start.isoformat()),
+                           external_id="visit:" + stable_id(  # the instant, on no clock
+                               place_id or spot or place, start.astimezone(UTC).isoformat()),
                            meta=meta)
+
+
+NO_KIND = {"", "UNKNOWN", "SEARCHED_ADDRESS", "ALIASED_LOCATION"}
+"""Place kinds that say nothing of the place."""
+
+
+def _kind(value: object) -> str:
+    """A place's kind as a word ("TYPE_HOME", "INFERRED_HOME" → "Home"; "" when it says
+    nothing)."""
+    kind = str(value or "").upper().replace(" ", "_").removeprefix("TYPE_").removeprefix(
+        "INFERRED_")
+    return "" if kind in NO_KIND else kind.replace("_", " ").title()
 
 
 def _time(duration: Mapping[str, Any], edge: str) -> datetime | None:

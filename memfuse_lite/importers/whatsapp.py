@@ -16,14 +16,21 @@ from .base import ImportContext, Importer, ImportFailed, Item, Rejected, stable_
 # "12/01/2025, 14:05 - Ana: text"   "[12/01/25, 2:05:33 PM] Ana: text"
 # "13.6.2018 klo 21.25.15 - Ana: text" (Finnish)   "13. 6. 2018. 21:25 - Ana: text"
 # "2019/01/01, 11:25 - Ana: text"   "[2019-04-16 02:09] Ana: text"   "2019-10-20, 10:16 - …"
+# "2026/3/8 下午3:30 - Ana: text" (Chinese, Japanese and Korean phones: the half of the day
+# before the hour)
 _LINE = re.compile(
     r"^\u200e?\[?(?:"
     r"(?P<Y>\d{4})[./-](?P<M>\d{1,2})[./-](?P<D>\d{1,2})"  # year first: year, month, day
     r"|(?P<a>\d{1,2})[./-]\s?(?P<b>\d{1,2})[./-]\s?(?P<y>\d{2,4})\.?"
-    r"),?\s+(?:klo\s+)?"
+    r"),?\s+(?:klo\s+)?(?P<half>上午|下午|午前|午後|오전|오후)?\s*"
     r"(?P<h>\d{1,2})[:.](?P<m>\d{2})(?:[:.](?P<s>\d{2}))?\s*(?P<ampm>[AaPp]\.?\s?[Mm]\.?)?"
     r"\]?\s*(?:-\s)?\s*(?P<rest>.*)$")
 NOTICE_MARK = "\u200e"
+AFTERNOON = ("下午", "午後", "오후")
+PLACEHOLDER = re.compile(r"^<[^<>]{1,60}>$")
+"""What Android writes for a picture, video or document left out ("<Media omitted>")."""
+DELETED = ("This message was deleted", "You deleted this message")
+CHAT_FILE_PREFIXES = ("WhatsApp Chat with ", "WhatsApp Chat - ", "WhatsApp-Chat mit ")
 _SENDER = re.compile(r"^(?P<who>[^:]{1,80}):(?P<space>\s?)(?P<text>.*)$", re.S)
 NAME_WORDS = 4
 """Some exports write "Ana:." with no space after the colon; a sender so written has at
@@ -35,7 +42,7 @@ def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """Every message of one exported chat, read line by line (twice: the first pass only
     settles the date order), so a chat of any length takes little memory."""
     day_first = _day_first(path)
-    chat = path.stem.removeprefix("WhatsApp Chat with ").strip()
+    chat = _chat_name(path)
     seen: dict[str, int] = {}  # the messages of the current minute
     minute: datetime | None = None
     for n, m, body in _messages(path):
@@ -48,6 +55,12 @@ def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
             # iPhone exports write notices ("Messages and calls are end-to-end encrypted",
             # "Ana created group") under the chat's name, marked by a left-to-right mark
             yield Rejected(str(path), where, "a notice, not a message")
+            continue
+        if PLACEHOLDER.match(sender["text"].strip()):
+            yield Rejected(str(path), where, "media left out of the export (not stored)")
+            continue
+        if sender["text"].strip() in DELETED:
+            yield Rejected(str(path), where, "a deleted message")
             continue
         try:
             ts = _when(m, day_first)
@@ -66,6 +79,14 @@ def read_chat(path: Path, ctx: ImportContext) -> Iterator[Item]:
         yield ctx.observation(
             path, where, source="chat", ts=ctx.local(ts), text=f"{who}: {text}",
             external_id="wa:" + key + (f"#{nth}" if nth > 1 else ""), meta=meta)
+
+
+def _chat_name(path: Path) -> str:
+    """The chat's name, from the file's (an iPhone's ``_chat.txt`` takes its folder's)."""
+    stem = path.parent.name if path.stem == "_chat" else path.stem
+    for prefix in CHAT_FILE_PREFIXES:
+        stem = stem.removeprefix(prefix)
+    return stem.strip()
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -116,8 +137,8 @@ def _when(m: re.Match[str], day_first: bool) -> datetime:
         day, month = (a, b) if day_first else (b, a)
     year += 2000 if year < 100 else 0
     hour = int(m["h"])
-    if m["ampm"]:
-        pm = m["ampm"].lower().startswith("p")
+    if m["ampm"] or m["half"]:
+        pm = (m["ampm"] or "").lower().startswith("p") or m["half"] in AFTERNOON
         if not 1 <= hour <= 12:
             raise ValueError(f"hour {hour} on a 12-hour clock")
         hour = hour % 12 + (12 if pm else 0)
