@@ -1,11 +1,11 @@
 """Importers on large exports: records per second and peak resident memory while reading.
 
     python3 -m bench import --generated [--mbox-mb 1024] [--chat-messages 100000]
-                            [--sms 100000]
+                            [--sms 100000] [--telegram 100000]
 
 Writes a generated mbox of about ``--mbox-mb`` megabytes, a WhatsApp chat of
-``--chat-messages`` messages and an SMS Backup & Restore file of ``--sms`` messages into a
-temporary folder, then reads each in a fresh process, twice: streamed (``importers.stream``,
+``--chat-messages`` messages, an SMS Backup & Restore file of ``--sms`` messages and a
+Telegram account export of ``--telegram`` messages into a temporary folder, then reads each in a fresh process, twice: streamed (``importers.stream``,
 as ``memfuse import`` reads: records taken as they come, in batches of
 ``cli.IMPORT_BATCH``) and whole (``importers.read``: every record held at once, the
 baseline). Reported per file: records, rejected, seconds, records/s and the process's peak
@@ -79,6 +79,27 @@ def write_sms(path: Path, messages: int, rng: random.Random) -> int:
     return messages
 
 
+def write_telegram(path: Path, messages: int, rng: random.Random) -> int:
+    """A Telegram account export (``result.json``) of ``messages`` messages in 20 chats."""
+    chats = 20
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"about": "generated", "personal_information": {"first_name": "Ana"}, '
+                '"chats": {"about": "", "list": [')
+        for c in range(chats):
+            f.write(("," if c else "") + json.dumps({"name": f"Friend {c}", "type":
+                                                     "personal_chat", "id": 1000 + c})[:-1]
+                    + ', "messages": [')
+            for n in range(c, messages, chats):
+                unix = 1704067200 + n * 60
+                f.write(("," if n >= chats else "") + json.dumps({
+                    "id": n, "type": "message", "date_unixtime": str(unix),
+                    "from": "Ana" if n % 3 else f"Friend {c}",
+                    "text": _sentence(rng, rng.randrange(3, 25))}))
+            f.write("]}")
+        f.write("]}}")
+    return messages
+
+
 def read_in_child(kind: str, path: Path, whole: bool) -> dict[str, Any]:
     """Read one file in a fresh process; its counts, seconds and peak RSS."""
     out = subprocess.run([sys.executable, "-m", "bench.import_scale", kind, str(path),
@@ -115,7 +136,7 @@ def child(kind: str, path: str, how: str) -> None:
                       "peak_rss_mb": peak_rss_mb(), "rss_before_mb": base}))
 
 
-def run(mbox_mb: float, chat_messages: int, sms: int) -> None:
+def run(mbox_mb: float, chat_messages: int, sms: int, telegram: int) -> None:
     """Generate, read each file both ways, print and save the table."""
     rng = random.Random(7)
     rows = []
@@ -124,7 +145,8 @@ def run(mbox_mb: float, chat_messages: int, sms: int) -> None:
         for kind, name, writer, size in (
                 ("mail", "archive.mbox", write_mbox, mbox_mb),
                 ("whatsapp", "WhatsApp Chat with Ben.txt", write_chat, chat_messages),
-                ("android-sms", "sms.xml", write_sms, sms)):
+                ("android-sms", "sms.xml", write_sms, sms),
+                ("telegram", "result.json", write_telegram, telegram)):
             if not size:
                 continue
             path = Path(tmp) / name
@@ -147,7 +169,7 @@ def run(mbox_mb: float, chat_messages: int, sms: int) -> None:
                       + goal, flush=True)
     write_result("import-scale", {
         "command": f"python3 -m bench import --generated --mbox-mb {mbox_mb} "
-                   f"--chat-messages {chat_messages} --sms {sms}",
+                   f"--chat-messages {chat_messages} --sms {sms} --telegram {telegram}",
         "goal_peak_rss_mb": GOAL_MB, "rows": rows})
 
 

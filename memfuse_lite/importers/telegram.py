@@ -10,7 +10,6 @@ with nothing but a photo, sticker or file is rejected (no media is stored).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,36 +21,70 @@ CHAT_TYPES = {"saved_messages": "Saved Messages"}
 """Names of chats the export leaves unnamed."""
 
 
+CHATS = ("", "chats.list.item")
+"""Where a chat lies in the JSON: the whole file (one chat's export), or each item of an
+account export's chat list."""
+MESSAGES = ("messages.item", "chats.list.item.messages.item")
+
+
 def read_export(path: Path, ctx: ImportContext) -> Iterator[Item]:
-    """Every message of every chat in one ``result.json``."""
+    """Every message of every chat in one ``result.json``, read as a stream (``ijson``): an
+    account export of gigabytes is never held whole, one message at a time is. A chat's
+    name and id come before its messages in the files Telegram writes."""
+    import ijson
+
+    chats = 0
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(path, "rb") as f:
+            head = f.read(3)
+            if head != b"\xef\xbb\xbf":  # a byte order mark is skipped
+                f.seek(0)
+            for chat, message in _stream(ijson.parse(f, use_float=True)):
+                if message is None:
+                    chats += 1
+                    continue
+                name = str(chat.get("name") or CHAT_TYPES.get(str(chat.get("type")), "")
+                           or chat.get("type") or "chat")
+                chat_id = str(chat.get("id") or name)
+                yield _message(path, f"{name}, message {message.get('id', '?')}", message,
+                               name, chat_id, ctx)
+    except OSError as exc:
         raise ImportFailed(f"cannot read the export: {exc}") from exc
-    except ValueError as exc:
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
         raise ImportFailed(f"not JSON: {exc}") from exc
-    chats = list(_chats(data))
     if not chats:
         raise ImportFailed("no Telegram chats found (a 'messages' list, or 'chats' → "
                            "'list' of an account export)")
-    for chat in chats:
-        name = str(chat.get("name") or CHAT_TYPES.get(str(chat.get("type")), "")
-                   or chat.get("type") or "chat")
-        chat_id = str(chat.get("id") or name)
-        for n, message in enumerate(chat.get("messages") or [], start=1):
-            yield _message(path, f"{name}, message {message.get('id', n)}", message,
-                           name, chat_id, ctx)
 
 
-def _chats(data: object) -> Iterator[Mapping[str, Any]]:
-    if not isinstance(data, Mapping):
-        return
-    if isinstance(data.get("messages"), list):
-        yield data
-    chats = data.get("chats")
-    if isinstance(chats, Mapping) and isinstance(chats.get("list"), list):
-        yield from (c for c in chats["list"] if isinstance(c, Mapping)
-                    and isinstance(c.get("messages"), list))
+def _stream(events: Iterator[tuple[str, str, Any]]
+            ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any] | None]]:
+    """(chat, message) for each message as the parser's events complete it, and (chat,
+    None) when a chat's message list begins."""
+    from ijson.common import ObjectBuilder
+
+    chat: dict[str, Any] = {}
+    builder, depth = None, 0
+    for prefix, event, value in events:
+        if builder is not None:
+            builder.event(event, value)
+            depth += event in ("start_map", "start_array")
+            depth -= event in ("end_map", "end_array")
+            if depth == 0:
+                if isinstance(builder.value, Mapping):
+                    yield chat, builder.value
+                builder = None
+            continue
+        where, _, key = prefix.rpartition(".")
+        if event == "start_map" and prefix == "chats.list.item":
+            chat = {}
+        elif where in CHATS and key in ("name", "type", "id"):
+            chat[key] = value
+        elif event == "start_array" and key == "messages" and where in CHATS:
+            yield chat, None
+        elif event == "start_map" and prefix in MESSAGES:
+            builder, depth = ObjectBuilder(), 1
+            builder.event(event, value)
 
 
 def _message(path: Path, where: str, m: Mapping[str, Any], chat: str, chat_id: str,
