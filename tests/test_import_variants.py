@@ -80,3 +80,92 @@ def test_emoji_references_cut_by_any_block_edge(block: int) -> None:
     while piece := reader.read(block):
         out += piece
     assert out.decode() == ("<a b='x 😀&#10;🎉 y &#65; &#55357;'/>" * 5)
+
+
+# -- binary formats: written here, one variant each --------------------------------------
+
+def _photo(path: Path, when: str | None, *, ifd0_only: bool = False,
+           gps: tuple[str, float, str, float] | None = None, fmt: str | None = None) -> Path:
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x010F], exif[0x0110] = "Phone", "Model 7"
+    if when is not None:
+        if ifd0_only:
+            exif[0x0132] = when  # DateTime only: scanners and some apps
+        else:
+            exif.get_ifd(0x8769)[0x9003] = when
+    if gps is not None:
+        place = exif.get_ifd(0x8825)
+        place[1], place[3] = gps[0], gps[2]
+        place[2], place[4] = (gps[1], 0.0, 0.0), (gps[3], 0.0, 0.0)
+    Image.new("RGB", (8, 8), "white").save(path, format=fmt, exif=exif)
+    return path
+
+
+def test_photo_variants(tmp_path: Path) -> None:
+    ctx = _context({})
+    cases = {
+        _photo(tmp_path / "scan.jpg", "2026:03:07 09:15:00", ifd0_only=True):
+            ("2026-03-07T09:15:00+00:00", None),
+        _photo(tmp_path / "west.jpg", "2026:03:07 10:00:00", gps=("N", 40.0, "W", 74.0)):
+            ("2026-03-07T10:00:00+00:00", {"lat": 40.0, "lon": -74.0}),
+        _photo(tmp_path / "no-fix.jpg", "2026:03:07 11:00:00", gps=("N", 0.0, "E", 0.0)):
+            ("2026-03-07T11:00:00+00:00", None),  # 0°, 0°: a camera without a fix
+        _photo(tmp_path / "shot.png", "2026:03:07 12:00:00", fmt="PNG"):
+            ("2026-03-07T12:00:00+00:00", None),
+        _photo(tmp_path / "shot.tif", "2026:03:07 13:00:00", ifd0_only=True, fmt="TIFF"):
+            ("2026-03-07T13:00:00+00:00", None),
+        _photo(tmp_path / "unset-clock.jpg", "0000:00:00 00:00:00"): (None, None),
+    }
+    for path, (ts, gps) in cases.items():
+        (item,) = read("photos", path, ctx)
+        if ts is None:
+            assert not isinstance(item, Observation) and "capture time" in item.reason
+            continue
+        assert isinstance(item, Observation), (path.name, item)
+        assert item.ts.isoformat() == ts, path.name
+        assert item.meta.get("gps") == gps, path.name
+
+
+def test_messages_database_variants(tmp_path: Path) -> None:
+    """A group chat, a tapback, a message sent to the group, an unsent one (no text), and
+    a database of an older system without the reactions column."""
+    import apsw
+
+    def database(path: Path, reactions: bool) -> Path:
+        db = apsw.Connection(str(path))
+        db.execute(f"""
+            CREATE TABLE handle (ROWID INTEGER PRIMARY KEY, id TEXT);
+            CREATE TABLE chat (ROWID INTEGER PRIMARY KEY, chat_identifier TEXT,
+                               display_name TEXT);
+            CREATE TABLE message (ROWID INTEGER PRIMARY KEY, guid TEXT, text TEXT,
+                attributedBody BLOB, date INTEGER, is_from_me INTEGER, service TEXT,
+                handle_id INTEGER{', associated_message_type INTEGER' if reactions else ''});
+            CREATE TABLE chat_message_join (chat_id INTEGER, message_id INTEGER);
+            INSERT INTO handle VALUES (1, '+15550100177'), (2, 'mia@example.com');
+            INSERT INTO chat VALUES (1, 'chat123456', 'Wu family');""")
+        at = 794563200 * 10**9  # 2026-03-07 08:00 UTC, in nanoseconds since 2001
+        rows = [(1, "Dinner at 7?", at, 0, 1, 0), (2, "Yes!", at + 60 * 10**9, 0, 2, 0),
+                (3, "Loved “Dinner at 7?”", at + 90 * 10**9, 0, 2, 2000),
+                (4, "I'll bring dessert", at + 120 * 10**9, 1, 0, 0),
+                (5, None, at + 180 * 10**9, 1, 0, 0)]
+        for rowid, text, date, mine, handle, kind in rows:
+            values = [rowid, f"g-{rowid}", text, None, date, mine, "iMessage", handle]
+            db.execute(f"INSERT INTO message VALUES ({', '.join('?' * (len(values) + reactions))})",
+                       values + ([kind] if reactions else []))
+            db.execute("INSERT INTO chat_message_join VALUES (1, ?)", (rowid,))
+        db.close()
+        return path
+
+    ctx = _context({})
+    items = read("imessage", database(tmp_path / "chat.db", True), ctx)
+    assert [i.text for i in items if isinstance(i, Observation)] == [
+        "iMessage from +15550100177 in Wu family: Dinner at 7?",
+        "iMessage from mia@example.com in Wu family: Yes!",
+        "iMessage to Wu family: I'll bring dessert"]
+    assert [i.reason for i in items if not isinstance(i, Observation)] == [
+        "a reaction to a message, not a message", "no text (pictures are not stored)"]
+    assert items[0].ts.isoformat() == "2026-03-07T08:00:00+00:00"  # type: ignore[union-attr]
+    older = read("imessage", database(tmp_path / "older.db", False), ctx)
+    assert sum(isinstance(i, Observation) for i in older) == 4, "no column, no reactions known"

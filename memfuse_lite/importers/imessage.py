@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected
 
@@ -21,55 +22,74 @@ NANOSECONDS_ABOVE = 10**12
 
 QUERY = """
 SELECT m.ROWID, m.guid, m.text, m.attributedBody, m.date, m.is_from_me, m.service, h.id,
-       c.chat_identifier, c.display_name
+       c.chat_identifier, c.display_name, {reaction}
 FROM message m
 LEFT JOIN handle h ON h.ROWID = m.handle_id
 LEFT JOIN chat_message_join j ON j.message_id = m.ROWID
 LEFT JOIN chat c ON c.ROWID = j.chat_id
 ORDER BY m.date, m.ROWID
 """
+REACTIONS = range(2000, 4000)
+"""``associated_message_type`` of a tapback ("Loved “…”", 2000–2005) or of its removal
+(3000–3005): a reaction to a message, not one (macOS 10.12 and later keep the column)."""
 
 
 def read_chat_db(path: Path, ctx: ImportContext) -> Iterator[Item]:
-    """Every message of one ``chat.db``."""
+    """Every message of one ``chat.db``, row by row."""
     import apsw
 
     try:
         db = apsw.Connection(f"file:{path.resolve()}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY
                              | apsw.SQLITE_OPEN_URI)
-        try:
-            rows = db.execute(QUERY).fetchall()
-        finally:
-            db.close()
     except apsw.Error as exc:
         raise ImportFailed(f"not a Messages database ({exc})") from exc
-    for rowid, guid, text, body, date, from_me, service, handle, chat_id, chat_name in rows:
-        where = f"message {rowid}"
-        words = " ".join(str(text or "").replace("\ufffc", " ").split()) or \
-            " ".join(archived_string(body).split())
-        if not words:
-            yield Rejected(str(path), where, "no text (pictures and reactions are not "
-                           "stored)")
-            continue
+    try:
         try:
-            ts = apple_time(date)
-        except (TypeError, ValueError, OverflowError) as exc:
-            yield Rejected(str(path), where, f"bad date {date!r}: {exc}")
-            continue
-        address = str(handle or chat_id or "")
-        name = ctx.name_for(address) or ""
-        party = f"{name} ({address})" if name else (address or "an unknown sender")
-        sent = bool(from_me)
-        kind = "SMS" if str(service or "") == "SMS" else "iMessage"
-        yield ctx.observation(
-            path, where, source="sms" if kind == "SMS" else "chat",
-            ts=ts.astimezone(ctx.zone), text=f"{kind} {'to' if sent else 'from'} {party}: {words}",
-            external_id=f"imessage:{guid or rowid}",
-            meta={"contactName": name, "phoneNumber": address, "direction":
-                  "sent" if sent else "received", "chat": str(chat_name or chat_id or address),
-                  "service": kind})
-    if not rows:
-        raise ImportFailed("no messages in this database")
+            columns = {str(r[1]) for r in db.execute("PRAGMA table_info(message)")}
+            rows = db.execute(QUERY.format(reaction="m.associated_message_type" if
+                                           "associated_message_type" in columns else "0"))
+        except apsw.Error as exc:
+            raise ImportFailed(f"not a Messages database ({exc})") from exc
+        empty = True
+        for row in rows:
+            empty = False
+            yield _message(path, row, ctx)
+        if empty:
+            raise ImportFailed("no messages in this database")
+    finally:
+        db.close()
+
+
+def _message(path: Path, row: tuple[Any, ...], ctx: ImportContext) -> Item:
+    rowid, guid, text, body, date, from_me, service, handle, chat_id, chat_name, reaction = row
+    where = f"message {rowid}"
+    if int(reaction or 0) in REACTIONS:
+        return Rejected(str(path), where, "a reaction to a message, not a message")
+    words = " ".join(str(text or "").replace("\ufffc", " ").split()) or \
+        " ".join(archived_string(body).split())
+    if not words:
+        return Rejected(str(path), where, "no text (pictures are not stored)")
+    try:
+        ts = apple_time(date)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return Rejected(str(path), where, f"bad date {date!r}: {exc}")
+    address = str(handle or chat_id or "")
+    name = ctx.name_for(address) or ""
+    party = f"{name} ({address})" if name else (address or "an unknown sender")
+    sent = bool(from_me)
+    group = str(chat_name or "")  # only group chats are named
+    if group and (sent or not handle):
+        party = group
+    elif group:
+        party += f" in {group}"
+    kind = "SMS" if str(service or "") == "SMS" else "iMessage"
+    return ctx.observation(
+        path, where, source="sms" if kind == "SMS" else "chat",
+        ts=ts.astimezone(ctx.zone), text=f"{kind} {'to' if sent else 'from'} {party}: {words}",
+        external_id=f"imessage:{guid or rowid}",
+        meta={"contactName": name, "phoneNumber": address, "direction":
+              "sent" if sent else "received", "chat": str(chat_name or chat_id or address),
+              "service": kind})
 
 
 def apple_time(value: object) -> datetime:

@@ -113,6 +113,8 @@ def read_photos(path: Path, ctx: ImportContext) -> Iterator[Item]:
             continue
         lat = _degrees(tags.get("GPS GPSLatitude"), tags.get("GPS GPSLatitudeRef"))
         lon = _degrees(tags.get("GPS GPSLongitude"), tags.get("GPS GPSLongitudeRef"))
+        if lat == 0 and lon == 0:  # written by cameras without a fix: no position
+            lat = lon = None
         camera = " ".join(str(tags.get(k) or "") for k in ("Image Make", "Image Model")).strip()
         text = f"Photo {file.name} taken {taken:%a %d %b %Y %H:%M}"
         if lat is not None and lon is not None:
