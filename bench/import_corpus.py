@@ -2,7 +2,7 @@
 
     python3 -m bench import --corpus DIR [--tz ZONE] [--map ts=…,text=…]
     python3 -m bench import --generated [--mbox-mb 1024] [--chat-messages 100000] [--sms 100000]
-                            [--telegram 100000]
+                            [--telegram 100000] [--ics 50000]
 
 (``--generated``: large generated exports read streamed and whole, records/s and peak RSS:
 bench/import_scale.py.)
@@ -96,11 +96,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--chat-messages", type=int, default=100_000)
     ap.add_argument("--sms", type=int, default=100_000)
     ap.add_argument("--telegram", type=int, default=100_000)
+    ap.add_argument("--ics", type=int, default=50_000)
     args = ap.parse_args(argv)
     if args.generated:
         from .import_scale import run
 
-        run(args.mbox_mb, args.chat_messages, args.sms, args.telegram)
+        run(args.mbox_mb, args.chat_messages, args.sms, args.telegram, args.ics)
         return
     if args.corpus is None or not args.corpus.is_dir():
         ap.error(f"{args.corpus} is not a folder")

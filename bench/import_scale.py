@@ -1,11 +1,12 @@
 """Importers on large exports: records per second and peak resident memory while reading.
 
     python3 -m bench import --generated [--mbox-mb 1024] [--chat-messages 100000]
-                            [--sms 100000] [--telegram 100000]
+                            [--sms 100000] [--telegram 100000] [--ics 50000]
 
 Writes a generated mbox of about ``--mbox-mb`` megabytes, a WhatsApp chat of
-``--chat-messages`` messages, an SMS Backup & Restore file of ``--sms`` messages and a
-Telegram account export of ``--telegram`` messages into a temporary folder, then reads each in a fresh process, twice: streamed (``importers.stream``,
+``--chat-messages`` messages, an SMS Backup & Restore file of ``--sms`` messages, a
+Telegram account export of ``--telegram`` messages and a calendar of ``--ics`` events
+into a temporary folder, then reads each in a fresh process, twice: streamed (``importers.stream``,
 as ``memfuse import`` reads: records taken as they come, in batches of
 ``cli.IMPORT_BATCH``) and whole (``importers.read``: every record held at once, the
 baseline). Reported per file: records, rejected, seconds, records/s and the process's peak
@@ -100,6 +101,22 @@ def write_telegram(path: Path, messages: int, rng: random.Random) -> int:
     return messages
 
 
+def write_ics(path: Path, events: int, rng: random.Random) -> int:
+    """A calendar of ``events`` single events over the last year."""
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//generated//EN\r\n")
+        for n in range(events):
+            minute = n * 5
+            day = 1 + (minute // 1440) % 28
+            month = 1 + (minute // (1440 * 28)) % 12
+            when = f"2026{month:02d}{day:02d}T{(minute // 60) % 24:02d}{minute % 60:02d}00Z"
+            f.write(f"BEGIN:VEVENT\r\nUID:gen-{n}@example.org\r\nDTSTAMP:{when}\r\n"
+                    f"DTSTART:{when}\r\nDURATION:PT30M\r\n"
+                    f"SUMMARY:{_sentence(rng, rng.randrange(2, 6))}\r\nEND:VEVENT\r\n")
+        f.write("END:VCALENDAR\r\n")
+    return events
+
+
 def read_in_child(kind: str, path: Path, whole: bool) -> dict[str, Any]:
     """Read one file in a fresh process; its counts, seconds and peak RSS."""
     out = subprocess.run([sys.executable, "-m", "bench.import_scale", kind, str(path),
@@ -136,7 +153,7 @@ def child(kind: str, path: str, how: str) -> None:
                       "peak_rss_mb": peak_rss_mb(), "rss_before_mb": base}))
 
 
-def run(mbox_mb: float, chat_messages: int, sms: int, telegram: int) -> None:
+def run(mbox_mb: float, chat_messages: int, sms: int, telegram: int, ics: int) -> None:
     """Generate, read each file both ways, print and save the table."""
     rng = random.Random(7)
     rows = []
@@ -146,7 +163,8 @@ def run(mbox_mb: float, chat_messages: int, sms: int, telegram: int) -> None:
                 ("mail", "archive.mbox", write_mbox, mbox_mb),
                 ("whatsapp", "WhatsApp Chat with Ben.txt", write_chat, chat_messages),
                 ("android-sms", "sms.xml", write_sms, sms),
-                ("telegram", "result.json", write_telegram, telegram)):
+                ("telegram", "result.json", write_telegram, telegram),
+                ("ics", "calendar.ics", write_ics, ics)):
             if not size:
                 continue
             path = Path(tmp) / name
@@ -169,7 +187,8 @@ def run(mbox_mb: float, chat_messages: int, sms: int, telegram: int) -> None:
                       + goal, flush=True)
     write_result("import-scale", {
         "command": f"python3 -m bench import --generated --mbox-mb {mbox_mb} "
-                   f"--chat-messages {chat_messages} --sms {sms} --telegram {telegram}",
+                   f"--chat-messages {chat_messages} --sms {sms} --telegram {telegram} "
+                   f"--ics {ics}",
         "goal_peak_rss_mb": GOAL_MB, "rows": rows})
 
 
