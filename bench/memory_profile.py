@@ -52,10 +52,10 @@ def build(path: Path, size: int) -> None:
 def profile(path: Path, embedder: str, trace: bool = False) -> dict[str, Any]:
     """Open ``path`` step by step, reading the resident set after each component; with
     ``trace``, count the Python objects of the opened memory instead."""
+    from memfuse_lite.derived import catch_up
     from memfuse_lite.engine import DB_FILE, lock_directory
     from memfuse_lite.fusion.runtime import FusionRuntime
     from memfuse_lite.index.factory import DENSE_BACKENDS, TEXT_BACKENDS, Indexes
-    from memfuse_lite.ops.indexes import catch_up
     from memfuse_lite.store.sqlite import Store
 
     if trace:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ from typing import IO, Literal
 
 from .clock import LEGACY_ZONE, Clock, machine_zone
 from .config import MemFuseConfig
+from .derived import catch_up
 from .embed.base import Embedder, EmbedderInfo
 from .errors import IndexMismatch, MemoryInUse, NotFound
 from .fusion.graph import FusionGraph
@@ -32,7 +34,6 @@ from .index.base import DenseIndex, TextIndex
 from .index.factory import Indexes, open_indexes
 from .llm.base import LLM
 from .llm.pool import LLMPool
-from .ops.indexes import catch_up
 from .store.sqlite import Store
 from .views import MemoryViews
 
@@ -260,8 +261,11 @@ def open_engine(path: Path, *, config: MemFuseConfig, embedder: Embedder | None 
             on_failure.callback(index.close)
         indexes.dense.read_vectors_from(store.vectors)
         text_refilled = catch_up(store, indexes)
-        pool = LLMPool(llms, model_dir=config.model_dir, n_ctx=config.llm_ctx,
-                       threads=config.threads)
+        from .prepare.registry import resolve_llm_file
+
+        pool = LLMPool(llms, resolve=functools.partial(resolve_llm_file,
+                                                       model_dir=config.model_dir),
+                       n_ctx=config.llm_ctx, threads=config.threads)
         fusion = None
         if config.fusion.enabled:
             arbiter = None

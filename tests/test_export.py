@@ -88,7 +88,7 @@ def test_already_exported_onnx_directory_is_quantized(tmp_path: Path) -> None:
 def test_token_table_leaves_the_graph_and_vectors_stay_the_same(tmp_path: Path) -> None:
     import onnxruntime as ort
 
-    from memfuse_lite.prepare.checksums import sha256_file
+    from memfuse_lite.checksums import sha256_file
     from memfuse_lite.prepare.export import export_onnx, quantize_int8
 
     hf = tiny_xlmr(tmp_path / "hf")

@@ -183,7 +183,8 @@ def test_a_time_range_holds_what_happened_in_it_and_what_was_said_in_it(kind: st
                record(3, "calendar", july[0] - 86400, "2025-07-05T19:00:00"),  # for July
                record(4, "sms", july[0] - 86400, None)])        # said in June
     found = {i for i, _ in query(kind, index, emb, "dinner with grandma", k=10,
-                                 where=IndexFilter(start=july[0], end=july[1]))}
+                                 where=IndexFilter(start=july[0], end=july[1],
+                                                   scheduled=frozenset({"calendar"})))}
     assert found == {1, 3}
     index.close()
 

@@ -107,3 +107,39 @@ def test_no_module_imports_itself_back() -> None:
     assert len(graph) > 100 and graph["memfuse_lite.memory"], "the walk found the package"
     assert "memfuse_lite.retrieve.registry" in graph["memfuse_lite.memory"]
     assert cycles(graph) == []
+
+
+LAYERS = (
+    # base: words, times, records and the settings every layer reads
+    {"errors", "timeutil", "config", "once", "heap", "prompts", "checksums", "text",
+     "sources", "records", "event", "clock"},
+    # the models, beside the stack: they know nothing of memories
+    {"embed", "llm", "prepare"},
+    {"index", "store"},
+    {"fusion", "views"},
+    # the assembly of store, indexes, models and fusion, and the operations on it
+    {"engine", "derived", "ops"},
+    {"ingest", "retrieve", "answer"},
+    # the face: the API, the commands, the servers, the importers, sync
+    {"__init__", "__main__", "memory", "cli", "mcp_server", "ui", "demo", "jsonl", "sync",
+     "sync_keys", "importers"},
+)
+"""The package's layers, lowest first: a module imports from its own layer or lower ones."""
+
+
+def _layer(module: str) -> int:
+    part = module.split(".")[1] if module.count(".") else "__init__"
+    return next(n for n, names in enumerate(LAYERS) if part in names)
+
+
+def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                  if _layer(b) > _layer(a))
+
+
+def test_each_layer_imports_only_layers_below_it() -> None:
+    graph = import_graph()
+    assert layer_breaches(graph) == []
+    # the check can fail: an index reaching up into the operations is a breach
+    assert layer_breaches({"memfuse_lite.index.dense": {"memfuse_lite.ops.rebuild"}}) == [
+        "memfuse_lite.index.dense -> memfuse_lite.ops.rebuild"]

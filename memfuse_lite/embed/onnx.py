@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..checksums import verify_files
 from ..errors import ModelError, ModelNotPrepared
-from ..prepare.checksums import verify_files
 from .base import Embedder, EmbedderInfo, Role
 from .unigram import CompactUnigram
 from .word_table import WordTable

@@ -53,9 +53,12 @@ class IndexFilter:
     start: float | None = None
     end: float | None = None
     """A time range (epochs, inclusive) that the event's time (its ``event_start``, else
-    when it was recorded) falls in, or, unless its source schedules happenings (a
-    calendar), the moment it was recorded: "in July" holds what happened in July and
-    what was said in July about August, not the July entry for an August appointment."""
+    when it was recorded) falls in, or, unless its source is one of :attr:`scheduled`,
+    the moment it was recorded: "in July" holds what happened in July and what was said
+    in July about August, not the July entry for an August appointment."""
+    scheduled: frozenset[str] = frozenset()
+    """Sources whose records plan happenings (a calendar): a time range matches them by
+    the happening's time only (the caller says which: :func:`sources.scheduling_sources`)."""
     observed_before: float | None = None
     """Only what was recorded by then (a question asked at ``now`` sees memory as of now)."""
     users: frozenset[str] | None = None

@@ -27,10 +27,9 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
+from ..checksums import sha256_file
 from ..config import IndexConfig
 from ..event import EventRecord
-from ..prepare.checksums import sha256_file
-from ..sources import scheduling_sources
 from .base import DenseIndex, IndexFilter, VectorSource, log, read_sidecar, write_sidecar
 
 FORMAT = 2
@@ -415,7 +414,7 @@ class HnswIndex(DenseIndex):
         if where is not None:
             if where.start is not None or where.end is not None:
                 said = _within(self._ts, where)
-                planned = [self._codes[s] for s in scheduling_sources() if s in self._codes]
+                planned = [self._codes[s] for s in where.scheduled if s in self._codes]
                 if planned:
                     said &= ~_member(self._source, planned, low=-1, high=len(self._codes))
                 mask &= _within(self._when, where) | said

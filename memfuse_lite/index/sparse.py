@@ -19,7 +19,6 @@ from pathlib import Path
 import tantivy
 
 from ..event import EventRecord
-from ..sources import scheduling_sources
 from ..text.tokens import stems, tokenize
 from .base import (
     EVENT,
@@ -381,7 +380,7 @@ class TantivyIndex(TextIndex):
                                                  where.start, where.end)
 
             said = [(tantivy.Occur.Must, within("ts"))]
-            planned = sorted(scheduling_sources())
+            planned = sorted(where.scheduled)
             if planned:
                 said.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
                     self.schema, "source", planned)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .base import LLM, Usage
@@ -12,22 +12,21 @@ class LLMPool:
     """One instance per model name, shared by every task that uses it (extraction,
     arbitration, planning, answers, summaries)."""
 
-    def __init__(self, given: Mapping[str, LLM] | None, *, model_dir: Path,
+    def __init__(self, given: Mapping[str, LLM] | None, *, resolve: Callable[[str], Path],
                  n_ctx: int, threads: int) -> None:
         """``given`` maps names to ready models, used instead of loading files by those
-        names; any other name is resolved in ``model_dir`` (or as a path) when first asked."""
+        names; any other name is turned into a GGUF file by ``resolve`` when first asked."""
         self._models: dict[str, LLM] = dict(given or {})
-        self._model_dir = model_dir
+        self._resolve = resolve
         self._n_ctx = n_ctx
         self._threads = threads
 
     def get(self, name: str) -> LLM:
         """The model called ``name``, loading it on first use."""
         if name not in self._models:
-            from ..prepare.registry import resolve_llm_file
             from .llamacpp import LlamaCppLLM
 
-            self._models[name] = LlamaCppLLM(resolve_llm_file(name, self._model_dir),
+            self._models[name] = LlamaCppLLM(self._resolve(name),
                                              n_ctx=self._n_ctx, threads=self._threads)
         return self._models[name]
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from .. import derived
 from ..engine import Engine
 from ..errors import MemFuseError
 from ..fusion.graph import FusionGraph
 from ..fusion.model import load_views
 from ..fusion.runtime import mark_documents_stale, reindex_documents
 from ..store import fused as fused_sql
-from . import indexes as index_ops
 
 
 def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
@@ -46,6 +46,6 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
 def rebuild_indexes(engine: Engine) -> None:
     """Drop every derived index and rebuild it from SQLite, fused documents included."""
     with engine.lock:
-        index_ops.rebuild(engine.store, engine.indexes)
+        derived.rebuild(engine.store, engine.indexes)
         if engine.fusion is not None:
             reindex_documents(engine.store, engine.text)

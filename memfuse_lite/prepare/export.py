@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..checksums import sha256_file
 from ..errors import ModelError
-from .checksums import sha256_file
 
 CARD = "memfuse_model.json"
 Progress = Callable[[str], None]

@@ -10,8 +10,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..checksums import verify_files
 from ..errors import ModelNotPrepared
-from .checksums import verify_files
 
 Progress = Callable[[str], None]
 DEFAULT_EMBEDDER = "e5-small-int8"

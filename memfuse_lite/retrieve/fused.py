@@ -17,7 +17,7 @@ from ..fusion.terms import terms_of_events
 from ..index.base import EVENT, FUSED, IndexFilter
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
-from ..sources import profile_of
+from ..sources import profile_of, scheduling_sources
 from ..timeutil import parse_ts, to_epoch
 from .base import Context, Pipeline, Request
 from .expand import expand
@@ -55,7 +55,9 @@ def _where(constraints: Sequence[Constraint], now: datetime | None) -> IndexFilt
     if start is None and not users and not sources and before is None:
         return None
     return IndexFilter(start=start, end=end, observed_before=before,
-                       users=frozenset(users) or None, sources=frozenset(sources) or None)
+                       users=frozenset(users) or None, sources=frozenset(sources) or None,
+                       scheduled=scheduling_sources() if start is not None or end is not None
+                       else frozenset())
 
 
 def _authored(plan: Plan, where: IndexFilter | None) -> list[tuple[str, IndexFilter]]:

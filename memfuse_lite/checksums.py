@@ -1,4 +1,5 @@
-"""sha256 helpers: every model file is checked before it is loaded."""
+"""sha256 of files: every model file is checked before it is loaded, an index file
+against its sidecar."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import ModelChecksumError, ModelNotPrepared
+from .errors import ModelChecksumError, ModelNotPrepared
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from ..index.factory import Indexes
-from ..store.sqlite import Store
+from .index.factory import Indexes
+from .store.sqlite import Store
 
 log = logging.getLogger("memfuse_lite")
 
