@@ -41,9 +41,10 @@ from typing import Any
 import numpy as np
 
 from memfuse_lite import MemFuse, MemFuseConfig
+from memfuse_lite.config import FusionConfig
 from memfuse_lite.fusion.agent import FusionAgent, thread_mate
 from memfuse_lite.fusion.model import EventView, load_views
-from memfuse_lite.fusion.pairs import BRIDGE, FEATURES, PairModel, design
+from memfuse_lite.fusion.pairs import BRIDGE, FEATURES, PairModel, design, rule_settings
 
 from .adapters import lifebench_observations, lifebench_questions
 from .common import write_result
@@ -209,7 +210,9 @@ def fit_model(train: list[tuple[Labelled, Pairs]], crosses: tuple[tuple[str, str
     (the lowest keeping training precision at ``floor`` on every training dataset)."""
     X = np.vstack([design(p.X, crosses) for _, p in train])
     y = np.concatenate([p.y for _, p in train])
-    model = PairModel(fit(X, y), 0.5, about, crosses)
+    # the rule_overlap feature was computed under the default rule weights (see pairs())
+    model = PairModel(fit(X, y), 0.5, {**about, "rule_settings": rule_settings(FusionConfig())},
+                      crosses)
     return replace(model, threshold=choose_threshold(train, model, floor))
 
 

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.retrieve.fused import FusedRetriever
-from memfuse_lite.retrieve.rank import FEATURES, RankModel
+from memfuse_lite.retrieve.rank import FEATURES, RankModel, rank_settings
 from memfuse_lite.timeutil import parse_ts
 
 from .adapters import (
@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
               + _show(f["no ranker"]), flush=True)
     about = {"fitted_on": ["locomo", "lifebench (shared person, en+zh)", "generated (seed 7)"],
              "command": "python3 -m bench rank-fit --write", "l2": args.l2,
-             "cross_validation": folds}
+             "settings": rank_settings(_config().retrieval), "cross_validation": folds}
     final = fit_model(everything, args.l2, {k: v for k, v in about.items()
                                             if k != "cross_validation"})
     held = [(d, [q for q in d.questions() if q["evidence"]]) for d in datasets(held_back=True)]

@@ -49,6 +49,7 @@ from .records import (
     SearchResult,
     can_see,
 )
+from .retrieve.rank import check_rank_model
 from .retrieve.registry import PIPELINES, names
 from .retrieve.search import Searcher
 from .store import fused as fused_sql
@@ -114,6 +115,7 @@ class MemFuse:
         if self.config.retrieval.default_pipeline not in PIPELINES:
             raise InvalidConfig("default_pipeline must be one of "
                                 f"{', '.join(PIPELINES)}")
+        check_rank_model(self.config.retrieval)
         self._llms = llms
         self._engine = open_engine(self.path, config=self.config, embedder=embedder,
                                    llms=llms, create=create, mode=mode)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from .errors import InvalidConfig
 from .text.features import people_in, place_in
 from .text.timeexpr import Span, resolve_time
 from .timeutil import in_zone_of, parse_ts
@@ -85,7 +86,7 @@ _PROFILES: dict[str, SourceProfile] = {}
 def register_source(profile: SourceProfile) -> None:
     """Use ``profile`` for records whose source is ``profile.name`` (replacing any)."""
     if not profile.name or profile.name == DEFAULT.name:
-        raise ValueError("a source profile needs the source's name")
+        raise InvalidConfig("a source profile needs the source's name")
     _PROFILES[profile.name] = profile
 
 

@@ -141,3 +141,25 @@ def test_the_stage_reorders_the_candidates_it_is_handed(memory: Path, embedder,
         assert all(h.event_id in replacing for h in hits[:at]), "only replacements above it"
         orders.append([h.event_id for h in hits])
     assert orders[0] != orders[1]
+
+
+def test_learned_models_refuse_a_config_that_changes_their_features(
+        tmp_path: Path, config: MemFuseConfig) -> None:
+    from memfuse_lite.config import FusionConfig
+
+    from .conftest import FakeEmbedder
+
+    deeper = replace(config, retrieval=RetrievalConfig(rank_depth=45))
+    with pytest.raises(InvalidConfig, match=r"rank_depth=45 \(fitted with 30\)"):
+        MemFuse(tmp_path / "a", config=deeper, embedder=FakeEmbedder())
+    MemFuse(tmp_path / "b", config=replace(deeper, retrieval=RetrievalConfig(
+        rank_depth=45, use_ranker=False)), embedder=FakeEmbedder()).close()
+    # the pair model reads the rule score as a feature: its weights are the model's too
+    reweighed = replace(config, fusion=FusionConfig(w_entity=0.6))
+    with pytest.raises(InvalidConfig, match=r"w_entity=0.6 \(fitted with 0.3\)"):
+        with MemFuse(tmp_path / "c", config=reweighed, embedder=FakeEmbedder()) as mem:
+            asyncio.run(mem.ingest_many(observations()[:2]))
+            asyncio.run(mem.flush())
+    with MemFuse(tmp_path / "d", config=replace(config, fusion=FusionConfig(
+            w_entity=0.6, scorer="rules")), embedder=FakeEmbedder()) as mem:
+        assert mem.stats()["observations"] == 0

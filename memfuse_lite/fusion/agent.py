@@ -105,6 +105,8 @@ class FusionAgent:
         if cfg.scorer == "learned" and model is None:
             model = PairModel.load(cfg.pair_model)
         self.model = model if cfg.scorer == "learned" else None
+        if self.model is not None:
+            self.model.check(cfg)
         self.rule_bands = Bands(cfg.join_threshold, cfg.ambiguous_threshold, cfg.join_threshold)
         self.model_bands: Bands | None = None
         if self.model is not None:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import FusionConfig
+from ..errors import InvalidConfig
 from .model import EventView
 from .terms import idf
 
@@ -126,6 +128,17 @@ def design(rows: np.ndarray | list[list[float]], crosses: tuple[Cross, ...]) -> 
     return np.hstack([rows, np.column_stack(products)])
 
 
+RULE_FIELDS = ("w_entity", "w_actor", "w_place", "w_complement", "w_update", "name_conflict")
+"""The :class:`FusionConfig` fields that define the ``rule_overlap`` feature (the rule
+score without its cosine): a model fitted under some values would read another feature
+under others, so it states the values it was fitted with (``rule_settings``)."""
+
+
+def rule_settings(cfg: FusionConfig) -> dict[str, float]:
+    """The values of :data:`RULE_FIELDS` in ``cfg``."""
+    return {name: float(getattr(cfg, name)) for name in RULE_FIELDS}
+
+
 @dataclass(frozen=True)
 class PairModel:
     """Logistic weights over :data:`FEATURES` and products of pairs of them (``crosses``,
@@ -145,11 +158,11 @@ class PairModel:
     def __post_init__(self) -> None:
         unknown = {name for pair in self.crosses for name in pair} - set(FEATURES)
         if unknown:
-            raise ValueError(f"pair model crosses unknown features: {sorted(unknown)}")
+            raise InvalidConfig(f"pair model crosses unknown features: {sorted(unknown)}")
         if len(self.weights) != len(FEATURES) + len(self.crosses):
-            raise ValueError("pair model weights do not match its features and crosses")
+            raise InvalidConfig("pair model weights do not match its features and crosses")
         if not 0 < self.threshold <= 1 or not 0 < self.bridge <= 1:
-            raise ValueError("pair model probabilities must be above 0 and at most 1")
+            raise InvalidConfig("pair model probabilities must be above 0 and at most 1")
         # the crosses' columns, to score without building :func:`design`'s matrix
         for name, side in (("_left", 0), ("_right", 1)):
             object.__setattr__(self, name, np.asarray(
@@ -166,6 +179,21 @@ class PairModel:
             z += (rows[:, self._left] * rows[:, self._right]) @ self.weights[n:]
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
+    def check(self, cfg: FusionConfig) -> None:
+        """Raise :class:`InvalidConfig` unless ``cfg`` defines the features as they were
+        when the model was fitted."""
+        fitted = self.about.get("rule_settings")
+        if not isinstance(fitted, dict):
+            return  # a model fitted before models stated them
+        now = rule_settings(cfg)
+        changed = [f"{k}={now[k]} (fitted with {v})" for k, v in sorted(fitted.items())
+                   if k in now and now[k] != float(v)]
+        if changed:
+            raise InvalidConfig(f"the learned pair model reads the rule score as a feature: "
+                                f"{', '.join(changed)} changes it; keep the values, refit "
+                                "(`python3 -m bench fusion-fit --write`), or use "
+                                "scorer='rules'")
+
     def probability(self, features: list[float]) -> float:
         """P(same episode) of one feature vector."""
         return float(self.probabilities([features])[0])
@@ -179,7 +207,7 @@ class PairModel:
             text = Path(path).read_text()
         data = json.loads(text)
         if tuple(data["features"]) != FEATURES:
-            raise ValueError("pair model features differ from this version's: refit it with "
+            raise InvalidConfig("pair model features differ from this version's: refit it with "
                              "`python3 -m bench fusion-fit`")
         crosses = tuple((str(a), str(b)) for a, b in data.get("crosses", []))
         return cls(np.asarray(data["weights"], dtype=np.float64), float(data["threshold"]),

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import RetrievalConfig
 from ..errors import InvalidConfig
 
 FEATURES = (
@@ -211,6 +212,34 @@ class RankModel:
         return cls(np.asarray(data["weights"], dtype=np.float64),
                    {k: v for k, v in data.items() if k not in ("version", "features",
                                                                "weights")})
+
+
+RANK_FIELDS = ("rank_depth",)
+"""The :class:`RetrievalConfig` fields that shape the features (how many candidates the
+stage sees, so how many share a memory or an edge): a model states the values it was
+fitted with (``settings``)."""
+
+
+def rank_settings(cfg: RetrievalConfig) -> dict[str, float]:
+    """The values of :data:`RANK_FIELDS` in ``cfg``."""
+    return {name: getattr(cfg, name) for name in RANK_FIELDS}
+
+
+def check_rank_model(cfg: RetrievalConfig) -> None:
+    """Raise :class:`InvalidConfig` when the ranking stage is on and ``cfg`` shapes its
+    features otherwise than when its model was fitted."""
+    if not cfg.use_ranker:
+        return
+    fitted = load_rank_model(cfg.rank_model).about.get("settings")
+    if not isinstance(fitted, dict):
+        return  # a model fitted before models stated them
+    now = rank_settings(cfg)
+    changed = [f"{k}={now[k]} (fitted with {v})" for k, v in sorted(fitted.items())
+               if k in now and now[k] != v]
+    if changed:
+        raise InvalidConfig(f"the rank model's features depend on {', '.join(changed)}: "
+                            "keep the value, refit (`python3 -m bench rank-fit --depth N "
+                            "--write`), or set use_ranker=False")
 
 
 @lru_cache(maxsize=8)

@@ -6,6 +6,7 @@ A new pipeline is a function ``(engine, request) -> Context`` wrapped in a
 
 from __future__ import annotations
 
+from ..errors import InvalidConfig
 from . import agentic, fused, plain
 from .base import Pipeline
 
@@ -15,7 +16,7 @@ PIPELINES: dict[str, Pipeline] = {}
 def register(pipeline: Pipeline) -> None:
     """Make a pipeline available by its name (a name taken already is an error)."""
     if pipeline.name in PIPELINES:
-        raise ValueError(f"a pipeline named {pipeline.name!r} is registered already")
+        raise InvalidConfig(f"a pipeline named {pipeline.name!r} is registered already")
     PIPELINES[pipeline.name] = pipeline
 
 
