@@ -403,7 +403,7 @@ def test_a_selective_filter_is_scored_exactly_when_that_costs_less_than_a_walk()
     """A filtered walk visits about ef / share nodes: the fewer points pass, the longer it
     walks, while exact scoring costs in proportion to the events passing; reading vectors
     from the store makes exact scoring pay for larger subsets than hnswlib's read-back."""
-    from memfuse_lite.index.dense import INDEX_ROW_US, STORED_ROW_US, exact_pays
+    from memfuse_lite.index.cost import INDEX_ROW_US, STORED_ROW_US, exact_pays
 
     total = 100_000
     assert exact_pays(900, 900, total, 64, STORED_ROW_US)

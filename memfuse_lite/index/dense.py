@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import hnswlib
 import numpy as np
@@ -31,52 +32,24 @@ from ..checksums import sha256_file
 from ..config import IndexConfig
 from ..event import EventRecord
 from .base import DenseIndex, IndexFilter, VectorSource, log, read_sidecar, write_sidecar
+from .cost import (
+    EXACT_BLOCK,
+    INDEX_ROW_US,
+    OVERSAMPLE,
+    OVERSAMPLE_WIDEST,
+    STORED_ROW_US,
+    exact_pays,
+)
+from .filters import ARRAYS, EventFilters, grow
 
 FORMAT = 2
 """2: events with the same text share a point (1: a point per event)."""
-WALK_NODE_US = 1.0
-"""The cost of one graph node a filtered HNSW walk visits (the distances to its
-neighbours; 384-d, M 16). A walk that wants ``ef`` passing points visits about
-``ef / share`` nodes, where ``share`` is the share of points passing. This and the two
-costs below are in one unit (microseconds where they were measured, ``bench engine
---searches-only``); only their ratios decide."""
-STORED_ROW_US = 2.7
-"""The cost of reading one event's vector from the store by id (SQLite, warm cache, ids
-spread over the memory; consecutive ids cost less than half)."""
-INDEX_ROW_US = 18.0
-"""The cost of reading one vector back out of hnswlib (``get_items`` converts every
-float to a Python object): the exact scoring's cost with no store attached."""
-
-
-def exact_pays(events: int, points: int, total: int, ef: int, row_us: float) -> bool:
-    """Whether scoring the ``events`` passing a filter exactly costs less than a filtered
-    walk at ``ef`` over ``total`` points of which ``points`` pass. At 100k household
-    events (68k points) the crossover is near 1,300 events from the store: a time filter
-    passing 0.9% of the points took about four times as long to walk at ef 64 as to
-    score."""
-    return events * row_us <= ef * total / max(points, 1) * WALK_NODE_US
-
-
-EXACT_BLOCK = 4096
-"""Exact scoring reads this many vectors (from the store, or out of hnswlib) at a time: a
-fallback over a large share of a big memory would otherwise copy every vector it scores
-at once (125k of them held 490 MB at 300k events, kept by the allocator after they were
-freed)."""
-
-OVERSAMPLE = 3
-OVERSAMPLE_WIDEST = 1024
-"""Filter after an unfiltered search for up to this many neighbours, when that many are
-expected to hold ``OVERSAMPLE`` times the k wanted (at 100k events with 16% passing, a
-filter callback at every visited graph node costs about four times as much as 512
-unfiltered neighbours)."""
-HOUSEHOLD = -1
-NOBODY = -2
 PERSIST_SPACING = 20
 """Periodic saves wait at least this many times as long as the last save took."""
 PASSING_HELD = 4
 """Filters whose passing events and points are kept for the next searches (the rewrites of
 one question search under one filter; each kept filter holds two bytes per event id)."""
-FILTER_ARRAYS = ("when", "ts", "user", "source", "aud", "live", "point")
+FILTER_ARRAYS = (*ARRAYS, "point")
 """The per-event arrays saved in ``dense.filters.npz`` (with the removed events and the
 text keys of the points)."""
 
@@ -100,18 +73,8 @@ class HnswIndex(DenseIndex):
         self.model_key = model_key
         self.cfg = cfg
         self._lock = threading.RLock()
-        # Audience per label as a code into _audiences (HOUSEHOLD: everyone; NOBODY: not
-        # described yet), so the visibility mask is one vectorised comparison per query.
-        self._audiences: list[frozenset[str]] = []
-        self._audience_codes: dict[frozenset[str], int] = {}
-        self._aud = np.zeros(0, dtype=np.int32)
+        self.filters = EventFilters()
         self._deleted: set[int] = set()
-        self._codes: dict[str, int] = {}
-        self._when = np.zeros(0, dtype=np.float64)
-        self._ts = np.zeros(0, dtype=np.float64)
-        self._user = np.zeros(0, dtype=np.int32)
-        self._source = np.zeros(0, dtype=np.int32)
-        self._live = np.zeros(0, dtype=bool)
         # The graph point holding each event's vector (-1: not in the index); an event's
         # point is the first event added with its text, so the smallest id of its group.
         self._point = np.zeros(0, dtype=np.int64)
@@ -123,9 +86,6 @@ class HnswIndex(DenseIndex):
         self._persist_seconds = 0.0
         self._dirty = False
         self.watermark = 0
-        # viewer -> live events that viewer may see; emptied whenever an event is
-        # described, removed or the arrays are replaced (:meth:`_changed`)
-        self._seen: dict[str, np.ndarray] = {}
         # (viewer, filter) -> events and points passing it, read-only; emptied with _seen
         self._passing: dict[tuple[str, IndexFilter | None], tuple[np.ndarray, np.ndarray]] = {}
         self._stored: VectorSource | None = None  # where exact scoring reads vectors
@@ -192,9 +152,7 @@ class HnswIndex(DenseIndex):
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("%s unreadable (%s)", path, exc)
             return False
-        self._when, self._ts = arrays["when"], arrays["ts"]
-        self._user, self._source = arrays["user"], arrays["source"]
-        self._aud, self._live = arrays["aud"], arrays["live"]
+        self.filters.restore(arrays, codes, audiences)
         self._point = arrays["point"].astype(np.int64)
         self._deleted = {int(i) for i in arrays["deleted"]}
         self._by_text = dict(zip(arrays["keys"].tolist(), arrays["points"].tolist(),
@@ -205,60 +163,41 @@ class HnswIndex(DenseIndex):
         for e in events[self._point[events] != events].tolist():  # ascending
             self._copies.setdefault(int(self._point[e]), []).append(e)
         alive = np.zeros(len(self._point), dtype=bool)
-        alive[self._point[self._live & (self._point >= 0)]] = True
+        alive[self._point[self.filters.live & (self._point >= 0)]] = True
         self._dead_points = {int(p) for p in events[self._point[events] == events]
                              if not alive[p]}
-        self._codes = {name: i for i, name in enumerate(codes)}
-        self._audiences = audiences
-        self._audience_codes = {a: i for i, a in enumerate(audiences)}
         self._changed()
         return True
 
     def _save_filters(self) -> dict[str, object]:
         """Write the filter arrays (temp file + fsync + rename); the sidecar fields."""
         tmp = self.filters_path.with_suffix(".tmp.npz")
+        arrays: dict[str, Any] = {
+            **self.filters.arrays(), "point": self._point,
+            "deleted": np.asarray(sorted(self._deleted), dtype=np.int64),
+            "keys": np.fromiter(self._by_text, dtype=np.uint64, count=len(self._by_text)),
+            "points": np.fromiter(self._by_text.values(), dtype=np.int64,
+                                  count=len(self._by_text))}
         with open(tmp, "wb") as f:
-            np.savez(f, when=self._when, ts=self._ts, user=self._user, source=self._source,
-                     aud=self._aud, live=self._live, point=self._point,
-                     deleted=np.asarray(sorted(self._deleted), dtype=np.int64),
-                     keys=np.fromiter(self._by_text, dtype=np.uint64, count=len(self._by_text)),
-                     points=np.fromiter(self._by_text.values(), dtype=np.int64,
-                                        count=len(self._by_text)))
+            np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.filters_path)
         return {"filters_size": self.filters_path.stat().st_size,
-                "filters_sha256": sha256_file(self.filters_path),
-                "codes": list(self._codes),
-                "audiences": [sorted(a) for a in self._audiences]}
-
-    def _audience(self, audience: Sequence[str]) -> int:
-        key = frozenset(audience)
-        if key not in self._audience_codes:
-            self._audience_codes[key] = len(self._audiences)
-            self._audiences.append(key)
-        return self._audience_codes[key]
-
-    def _code(self, name: str) -> int:
-        return self._codes.setdefault(name, len(self._codes))
+                "filters_sha256": sha256_file(self.filters_path), **self.filters.names()}
 
     def _changed(self) -> None:
-        """Forget the viewers' visibility masks (an event's liveness or audience changed)."""
-        self._seen = {}
+        """Forget what passed the filters (an event's liveness or audience changed)."""
+        self.filters.changed()
         self._passing = {}
 
     def _reserve(self, top: int) -> None:
         """Room in the per-event arrays for ids below ``top``."""
-        if top <= len(self._when):
+        if top <= len(self._point):
             return
-        size = max(top, 2 * len(self._when), 1024)
-        self._when = _grow(self._when, size, np.nan)
-        self._ts = _grow(self._ts, size, np.nan)
-        self._user = _grow(self._user, size, -1)
-        self._source = _grow(self._source, size, -1)
-        self._aud = _grow(self._aud, size, NOBODY)
-        self._live = _grow(self._live, size, False)
-        self._point = _grow(self._point, size, -1)
+        size = max(top, 2 * len(self._point), 1024)
+        self.filters.reserve(size)
+        self._point = grow(self._point, size, -1)
 
     def describe(self, rows: Sequence[EventRecord]) -> None:
         """Record what filters need of each event (its vector may already be indexed)."""
@@ -267,21 +206,14 @@ class HnswIndex(DenseIndex):
         with self._lock:
             self._reserve(max(r.id for r in rows) + 1)
             self._changed()
-            for r in rows:
-                self._when[r.id] = r.when_epoch
-                self._ts[r.id] = r.ts_epoch
-                self._user[r.id] = self._code(r.user)
-                self._source[r.id] = self._code(r.source)
-                self._live[r.id] = r.id not in self._deleted
-                self._aud[r.id] = HOUSEHOLD if r.audience is None else self._audience(r.audience)
+            self.filters.describe(rows, self._deleted)
 
     def reset(self) -> None:
         """Drop everything."""
         with self._lock:
             self.index = self._new()
-            self._aud[:] = NOBODY
+            self.filters.clear()
             self._deleted = set()
-            self._live[:] = False
             self._changed()
             self._point[:] = -1
             self._copies, self._by_text, self._dead_points = {}, {}, set()
@@ -335,7 +267,7 @@ class HnswIndex(DenseIndex):
                 if i in self._deleted or i >= len(self._point) or self._point[i] < 0:
                     continue  # never added, or already removed
                 self._deleted.add(i)
-                self._live[i] = False
+                self.filters.live[i] = False
                 point = int(self._point[i])
                 if point in self._deleted and all(
                         c in self._deleted for c in self._copies.get(point, ())):
@@ -394,7 +326,7 @@ class HnswIndex(DenseIndex):
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         """The live points of the graph and how many live events each stands for."""
         with self._lock:
-            events = np.flatnonzero(self._live & (self._point >= 0))
+            events = np.flatnonzero(self.filters.live & (self._point >= 0))
             points, copies = np.unique(self._point[events], return_counts=True)
             return points, copies
 
@@ -404,29 +336,7 @@ class HnswIndex(DenseIndex):
     def allowed(self, viewer: str, where: IndexFilter | None = None) -> np.ndarray:
         """Boolean mask over event ids: live, visible to ``viewer`` and within ``where``
         (a fresh array the caller may change)."""
-        seen = self._seen.get(viewer)
-        if seen is None:  # one table lookup per event: kept until an event changes
-            seen_by_viewer = [c for c, aud in enumerate(self._audiences) if viewer in aud]
-            seen = self._live & _member(self._aud, [HOUSEHOLD, *seen_by_viewer],
-                                        low=NOBODY, high=len(self._audiences))
-            self._seen[viewer] = seen
-        mask = seen.copy()
-        if where is not None:
-            if where.start is not None or where.end is not None:
-                said = _within(self._ts, where)
-                planned = [self._codes[s] for s in where.scheduled if s in self._codes]
-                if planned:
-                    said &= ~_member(self._source, planned, low=-1, high=len(self._codes))
-                mask &= _within(self._when, where) | said
-            if where.observed_before is not None:
-                mask &= self._ts <= where.observed_before
-            if where.users is not None:
-                codes = [self._codes[u] for u in where.users if u in self._codes]
-                mask &= _member(self._user, codes, low=-1, high=len(self._codes))
-            if where.sources is not None:
-                codes = [self._codes[s] for s in where.sources if s in self._codes]
-                mask &= _member(self._source, codes, low=-1, high=len(self._codes))
-        return mask
+        return self.filters.allowed(viewer, where)
 
     def _passing_of(self, viewer: str, where: IndexFilter | None
                     ) -> tuple[np.ndarray, np.ndarray]:
@@ -570,7 +480,8 @@ class HnswIndex(DenseIndex):
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """Cosine of ``query`` with each indexed id (ids not indexed are left out)."""
         with self._lock:
-            known = [int(i) for i in ids if int(i) < len(self._live) and self._live[int(i)]]
+            live = self.filters.live
+            known = [int(i) for i in ids if int(i) < len(live) and live[int(i)]]
             if not known:
                 return {}
             return dict(self._exact(query, np.asarray(known), len(known)))
@@ -631,27 +542,3 @@ class HnswIndex(DenseIndex):
     def close(self) -> None:
         """Persist."""
         self.persist()
-
-
-def _within(times: np.ndarray, where: IndexFilter) -> np.ndarray:
-    """Which of ``times`` lie in the filter's time range."""
-    inside = np.ones(len(times), dtype=bool)
-    if where.start is not None:
-        inside &= times >= where.start
-    if where.end is not None:
-        inside &= times <= where.end
-    return inside
-
-
-def _member(codes: np.ndarray, wanted: Sequence[int], *, low: int, high: int) -> np.ndarray:
-    """``np.isin(codes, wanted)`` for small integer codes in [low, high): one table lookup
-    per element instead of a sort."""
-    table = np.zeros(high - low, dtype=bool)
-    table[np.asarray(wanted, dtype=np.int64) - low] = True
-    return table[codes - low]
-
-
-def _grow(arr: np.ndarray, size: int, fill: object) -> np.ndarray:
-    out = np.full(size, fill, dtype=arr.dtype)
-    out[: len(arr)] = arr
-    return out
