@@ -3,7 +3,7 @@ and from the layouts real apps write (Google, Outlook, Apple, Thunderbird and We
 calendars; Gmail, Thunderbird and Outlook mail; Apple, Google, Android and Outlook vCards;
 SMS Backup & Restore of several versions; WhatsApp on phones in four languages; Telegram
 chat and account exports; Keep notes; three Timeline layouts; CSV from banks, notes,
-to-do and fitness apps). ``expected.json`` holds every record each file must give (time
+to-do and fitness apps). ``variants-expected.json`` beside the folder holds every record each file must give (time
 and text) and why the others are rejected; ``python3 -m bench import --corpus
 tests/fixtures/variants`` surveys the same folder."""
 
@@ -24,7 +24,8 @@ from memfuse_lite.importers.table import parse_mapping
 from memfuse_lite.records import Observation
 
 VARIANTS = Path(__file__).parent / "fixtures" / "variants"
-EXPECTED: dict[str, dict[str, Any]] = json.loads((VARIANTS / "expected.json").read_text())
+EXPECTED: dict[str, dict[str, Any]] = json.loads(
+    (VARIANTS.parent / "variants-expected.json").read_text())
 
 
 def _context(expected: dict[str, Any]) -> ImportContext:
@@ -37,8 +38,7 @@ def test_five_variants_of_every_format_at_least() -> None:
     assert set(kinds) == {"ics", "mail", "vcf", "android-sms", "whatsapp", "telegram", "keep",
                           "timeline", "csv"}
     assert min(kinds.values()) >= 5, kinds
-    on_disk = {str(p.relative_to(VARIANTS)) for p in VARIANTS.rglob("*")
-               if p.is_file() and p.name != "expected.json"}
+    on_disk = {str(p.relative_to(VARIANTS)) for p in VARIANTS.rglob("*") if p.is_file()}
     assert on_disk == set(EXPECTED), "every file has its expectations"
 
 
