@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "export and ingest"),
     "ui": ("bench.ui_speed", "the memory inspector's first page, a memory and a search over "
            "HTTP on a large memory"),
+    "low-end": ("bench.low_end", "rerun a benchmark on one core under a 1 GB memory limit"),
     "report": ("bench.report", "render bench/RESULTS.md and plots from bench/results/"),
 }
 

@@ -72,7 +72,7 @@ def machine() -> dict[str, Any]:
             commit += "+changes"
     except OSError:
         commit = ""
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+    return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "python": platform.python_version(),
             "date": time.strftime("%Y-%m-%d"), "commit": commit, "packages": packages(),
             "embedder": prepared_embedder()}
 
@@ -112,6 +112,13 @@ def prepared_embedder() -> str | None:
 def write_result(name: str, data: dict[str, Any]) -> Path:
     """Save one benchmark's figures as bench/results/NAME.json."""
     RESULTS.mkdir(exist_ok=True)
+    profile = os.environ.get("MEMFUSE_BENCH_PROFILE")  # set by bench low-end
+    if profile:
+        name += f"-{profile}"
+        wrapper = os.environ.get("MEMFUSE_BENCH_WRAPPER", "")
+        command = str(data.get("command", ""))
+        data = {**data, "profile": profile,
+                "command": command.replace("python3 -m bench", wrapper, 1)}
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps({"machine": machine(), **data}, indent=2, ensure_ascii=False)
                     + "\n")
