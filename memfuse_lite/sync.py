@@ -183,6 +183,10 @@ def _restart_where_changed(store: Store, mine: Path, held: dict[str, SyncKey],
     if not last and store.meta_get(sync_sql.SENT_KEY) is not None:
         last = {"folder": folder, HOUSEHOLD: None}  # sent before keys existed: unsealed
     now = {"folder": folder, **{g: held[g].key_id if g in held else None for g in cursors}}
+    if last.get(HOUSEHOLD) and now[HOUSEHOLD] is None and last.get("folder") == folder:
+        raise InvalidQuery(f"this device seals its segments with a household key (id "
+                           f"{last[HOUSEHOLD]}): give it (--key FILE); without it the "
+                           "household's records would be sent again unsealed")
     for group, cursor in cursors.items():
         if last.get("folder") != folder or last.get(group, "") != now[group]:
             store.meta_set(cursor, "0")

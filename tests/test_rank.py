@@ -157,9 +157,7 @@ def test_learned_models_refuse_a_config_that_changes_their_features(
     # the pair model reads the rule score as a feature: its weights are the model's too
     reweighed = replace(config, fusion=FusionConfig(w_entity=0.6))
     with pytest.raises(InvalidConfig, match=r"w_entity=0.6 \(fitted with 0.3\)"):
-        with MemFuse(tmp_path / "c", config=reweighed, embedder=FakeEmbedder()) as mem:
-            asyncio.run(mem.ingest_many(observations()[:2]))
-            asyncio.run(mem.flush())
+        MemFuse(tmp_path / "c", config=reweighed, embedder=FakeEmbedder())  # at open
     with MemFuse(tmp_path / "d", config=replace(config, fusion=FusionConfig(
             w_entity=0.6, scorer="rules")), embedder=FakeEmbedder()) as mem:
         assert mem.stats()["observations"] == 0

@@ -313,6 +313,9 @@ def test_a_person_s_records_wait_for_their_key(keyed: dict[str, MemFuse],
     asyncio.run(phone.sync(folder, keys=[household, ana]))  # the phone is given the key
     asyncio.run(laptop.sync(folder, keys=[household, ana]))
     assert "karaoke" in _texts(laptop)
+    # a sync that forgets the household key is refused, not sent again unsealed
+    with pytest.raises(InvalidQuery, match="give it"):
+        asyncio.run(phone.sync(folder, keys=[ana]))
 
 
 def test_what_a_keyed_device_refuses(keyed: dict[str, MemFuse], tmp_path: Path) -> None:
