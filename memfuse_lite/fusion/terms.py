@@ -48,14 +48,26 @@ def store_terms(db: apsw.Connection, rows: Iterable[tuple[str, int]]) -> None:
     db.executemany("INSERT OR IGNORE INTO event_terms (term, event_id) VALUES (?, ?)", rows)
 
 
-def terms_of_events(db: apsw.Connection, ids: Sequence[int]) -> dict[int, frozenset[str]]:
-    """The stored terms of some events."""
+def terms_of_events(db: apsw.Connection, ids: Sequence[int],
+                    among: Iterable[str] | None = None) -> dict[int, frozenset[str]]:
+    """The stored terms of some events; with ``among``, only those of its terms (a
+    question's: read by the terms' key, not every term of every event)."""
     out: dict[int, set[str]] = defaultdict(set)
+    wanted = sorted(set(among)) if among is not None else None
+    if wanted == []:
+        return {i: frozenset() for i in ids}
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        for term, eid in db.execute(
-                f"SELECT term, event_id FROM event_terms WHERE event_id IN ({marks})", chunk):
+        if wanted is None:
+            rows = db.execute(
+                f"SELECT term, event_id FROM event_terms WHERE event_id IN ({marks})", chunk)
+        else:
+            rows = db.execute(
+                "SELECT term, event_id FROM event_terms WHERE term IN"
+                f" ({','.join('?' * len(wanted))}) AND event_id IN ({marks})",
+                [*wanted, *chunk])
+        for term, eid in rows:
             out[int(eid)].add(str(term))
     return {i: frozenset(out.get(i, ())) for i in ids}
 

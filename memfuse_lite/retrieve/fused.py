@@ -261,8 +261,8 @@ class FusedRetriever:
         events = read(ids)
         cos = cosine(ids)
         with self.store.looking_up() as db:
-            terms = terms_of_events(db, ids)
             asked = self.engine.views.term_weights.of(db, plan.question)
+            terms = terms_of_events(db, ids, among=asked)  # what the features compare
         graph = self.engine.graph
         memory_of = graph.fused_of_many(ids) if graph is not None else {}
         linked = graph.neighbours(ids) if graph is not None else {}
