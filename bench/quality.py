@@ -30,7 +30,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memfuse_lite import MemFuse, MemFuseConfig, Observation
-from memfuse_lite.config import PAPER_LAYOUT, FusionConfig
+from memfuse_lite.config import PAPER_SEED_K, FusionConfig
 from memfuse_lite.embed.base import Embedder
 from memfuse_lite.prepare.registry import resolve_embedder_dir
 from memfuse_lite.timeutil import parse_ts
@@ -58,6 +58,9 @@ ALIASES = {"naive-rag": "dense"}
 LABELS = {"agentic": "agentic (no LLM: pseudo-relevance feedback)"}
 """How a pipeline's rows are named: without an LLM, ``agentic`` always runs two rounds, the
 second a query made of the first round's people and entities."""
+PAPER_LAYOUT = {"seed_k": PAPER_SEED_K, "summaries_extra": False, "fused_doc_seeds": True,
+                "expansion_relevance": False, "semantic_hops": 1}
+"""RetrievalConfig values of the paper's seeds and context layout (an ablation)."""
 ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # name: (RetrievalConfig switches, FusionConfig switches)
     "fused-no-planner": ({"use_planner": False}, {}),

@@ -139,7 +139,7 @@ class RetrievalConfig:
     (``expansion_relevance``), and semantic edges are not followed (``semantic_hops``
     0, the paper's 1: the near-duplicate texts they reach, mostly from other days,
     displaced evidence on LifeBench and the household and changed nothing on LoCoMo).
-    ``PAPER_LAYOUT`` restores the paper's. ``expansion_relevance`` scales what expansion reaches by its cosine with the question
+    (``bench quality``'s ``fused-paper-layout`` restores the paper's.) ``expansion_relevance`` scales what expansion reaches by its cosine with the question
     (rescaled from ``relevance_band`` to 0..1); ``summaries_extra`` puts the fused
     summaries on top of the k events instead of in k's places; ``fused_doc_seeds``
     ranks fused-memory documents (BM25 over an episode's text) among the seeds;
@@ -196,9 +196,6 @@ class RetrievalConfig:
 
 PAPER_SEED_K = 30
 """The paper's seed depth (``seed_k``; the plain pipelines read their rankings this deep)."""
-PAPER_LAYOUT = {"seed_k": PAPER_SEED_K, "summaries_extra": False, "fused_doc_seeds": True,
-                "expansion_relevance": False, "semantic_hops": 1}
-"""RetrievalConfig values of the paper's seeds and context layout (for ablations)."""
 
 
 @dataclass(frozen=True, slots=True)
