@@ -139,7 +139,8 @@ class RetrievalConfig:
     (``expansion_relevance``), and semantic edges are not followed (``semantic_hops``
     0, the paper's 1: the near-duplicate texts they reach, mostly from other days,
     displaced evidence on LifeBench and the household and changed nothing on LoCoMo).
-    (``bench quality``'s ``fused-paper-layout`` restores the paper's.) ``expansion_relevance`` scales what expansion reaches by its cosine with the question
+    (``bench quality``'s ``fused-paper-layout`` restores the paper's.)
+    ``expansion_relevance`` scales what expansion reaches by its cosine with the question
     (rescaled from ``relevance_band`` to 0..1); ``summaries_extra`` puts the fused
     summaries on top of the k events instead of in k's places; ``fused_doc_seeds``
     ranks fused-memory documents (BM25 over an episode's text) among the seeds;
