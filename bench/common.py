@@ -117,7 +117,7 @@ def write_result(name: str, data: dict[str, Any]) -> Path:
         name += f"-{profile}"
         wrapper = os.environ.get("MEMFUSE_BENCH_WRAPPER", "")
         command = str(data.get("command", ""))
-        data = {**data, "profile": profile,
+        data = {**data, "profile": profile, "wrapper": wrapper,
                 "command": command.replace("python3 -m bench", wrapper, 1)}
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps({"machine": machine(), **data}, indent=2, ensure_ascii=False)

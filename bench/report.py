@@ -526,8 +526,14 @@ def citations_section(r: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _run_as(r: dict[str, Any], command: str) -> str:
+    """``command`` as the run was made: under ``bench low-end`` when it was."""
+    return command.replace("python3 -m bench", r["wrapper"], 1) if r.get("wrapper") else command
+
+
 def ui_section(r: dict[str, Any]) -> list[str]:
-    command = f"python3 -m bench ui --db DIR --viewer {r['viewer']} --repeats {r['repeats']}"
+    command = _run_as(r, f"python3 -m bench ui --db DIR --viewer {r['viewer']} "
+                      f"--repeats {r['repeats']}")
     lines = [*_heading(f"Memory inspector over HTTP, {r['events']:,} events",
                        {**r, "command": command}),
              "Each request timed by the client, send to last byte; the script file (no data) "
@@ -540,7 +546,7 @@ def ui_section(r: dict[str, Any]) -> list[str]:
 
 
 def cold_section(r: dict[str, Any]) -> list[str]:
-    command = f"python3 -m bench cold --db DIR --trials {r['trials']}"
+    command = _run_as(r, f"python3 -m bench cold --db DIR --trials {r['trials']}")
     lines = [*_heading(f"First search in a fresh process, {r['events']:,} events",
                        {**r, "command": command}),
              "p50 of the trials, each a new process (library imported before the clock "

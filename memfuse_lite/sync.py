@@ -91,10 +91,6 @@ class Segment:
     forgets: list[str]
 
 
-class _NotHeld(Exception):
-    """A segment sealed for a group this device has no key for."""
-
-
 async def sync(mem: MemFuse, folder: Path, device: str | None = None,
                keys: Sequence[SyncKey] = ()) -> SyncReport:
     """Send what is new here to ``folder``, then apply what the other devices sent."""
@@ -257,10 +253,11 @@ def _segments(base: Path, mine: str, done: set[str], held: dict[str, SyncKey],
                     header = _header(f.readline(HEADER_BYTES), folder.name)
                     if header["sha256"] in done or header["sha256"] in found:
                         continue  # applied, or a conflict copy of one read already
+                    if header.get("sealed") is not None and \
+                            header.get("group", HOUSEHOLD) not in held:
+                        not_held.add(header["sha256"])  # its body is not even read
+                        continue
                     segment = _read_body(header, f.read(), held)
-            except _NotHeld:
-                not_held.add(str(header["sha256"]))
-                continue
             except (OSError, ValueError) as exc:
                 report.skipped.append((str(path.relative_to(base)), str(exc)))
                 continue
@@ -293,9 +290,7 @@ def _read_body(header: dict[str, Any], raw: bytes, held: dict[str, SyncKey]) -> 
     group = str(header.get("group", HOUSEHOLD))
     key = held.get(group)
     if header.get("sealed") is not None:
-        if key is None:
-            raise _NotHeld(group)
-        if header.get("key_id") != key.key_id:
+        if key is None or header.get("key_id") != key.key_id:
             raise ValueError(f"sealed with another key for {group} than this device holds")
         raw = key.open(raw, _bound(header["device"], int(header["seq"]), group))
     elif group != HOUSEHOLD:

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..timeutil import parse_ts
 from .base import ImportContext, Importer, ImportFailed, Item, Rejected, address_key, stable_id
@@ -22,17 +22,16 @@ SOURCE = "contact"
 def read_vcards(path: Path, ctx: ImportContext) -> Iterator[Item]:
     """One observation per vCard with a name; a card that cannot be read is rejected
     alone."""
-    import vobject
-
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as f:
-            yield from _cards(path, ctx, vobject, (line.rstrip("\r\n") for line in f))
+            yield from _cards(path, ctx, (line.rstrip("\r\n") for line in f))
     except OSError as exc:
         raise ImportFailed(f"cannot read vCards: {exc}") from exc
 
 
-def _cards(path: Path, ctx: ImportContext, vobject: Any, lines: Iterator[str]
-           ) -> Iterator[Item]:
+def _cards(path: Path, ctx: ImportContext, lines: Iterator[str]) -> Iterator[Item]:
+    import vobject
+
     n = 0
     for n, block in enumerate(_card_blocks(lines), start=1):
         where = f"card {n}"
