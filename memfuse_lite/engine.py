@@ -92,6 +92,8 @@ class Engine:
         ``keep_models``: another engine took them over) and the directory."""
         with self.lock:
             try:
+                if self.graph is not None:
+                    self.graph.close()  # a background read of its edges stops
                 for index in self.indexes:
                     index.close()
                 self.store.close()
@@ -296,6 +298,7 @@ def refresh(engine: Engine) -> bool:
     with engine.lock:
         text_refilled = catch_up(engine.store, engine.indexes)
         if engine.fusion is not None:
+            engine.fusion.graph.close()
             engine.fusion.graph = FusionGraph.load(engine.store)
             if text_refilled:
                 reindex_documents(engine.store, engine.text, write=False)

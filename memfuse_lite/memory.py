@@ -137,8 +137,9 @@ class MemFuse:
 
     def warm_up(self) -> threading.Thread:
         """Load, in a background thread, what a first search would otherwise stop to
-        load: the fusion graph's edges, the embedder (and its first run), the names the
-        planner knows and, for a memory holding Chinese text, the word dictionary.
+        load: the embedder (and its first run), the names the planner knows, for a
+        memory holding Chinese text the word dictionary, and the fusion graph's edges
+        (which searches read from SQLite until then).
         Returns the started thread at once (the same one if called again); a search
         meanwhile waits only for the part it needs. ``memfuse mcp`` and ``memfuse ui``
         call it as they start."""
@@ -152,12 +153,13 @@ class MemFuse:
     def _warm(self) -> None:
         engine = self._engine
         try:
-            if engine.graph is not None:
-                engine.graph.edges_of(0)  # reads every stored edge
+            # what a first search needs first: meanwhile it reads edges from SQLite
             engine.embedder.embed_query("warm up")
             engine.views.people()
             if engine.store.holds_chinese():
                 tokenize("中文")  # loads the word dictionary a Chinese question needs
+            if engine.graph is not None:
+                engine.graph.read_all()
         except Exception as exc:  # noqa: BLE001 - a search meets it again and says so
             log.warning("warming up %s failed: %s", self.path, exc)
 

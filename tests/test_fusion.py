@@ -244,21 +244,62 @@ def _count_edge_reads(monkeypatch) -> list[int]:
     return reads
 
 
-def test_stored_edges_are_read_at_the_graphs_first_use(open_memory, tmp_path: Path,
-                                                       monkeypatch) -> None:
+def _edges_everywhere(mem) -> tuple[dict, dict]:
+    """Every event's edges and neighbours as the memory's graph gives them."""
+    graph = mem.engine.fusion.graph
+    with mem.engine.store.reading() as db:
+        ids = [int(r[0]) for r in db.execute("SELECT id FROM events ORDER BY id")]
+    return {i: graph.edges_of(i) for i in ids}, graph.neighbours(ids)
+
+
+def test_stored_edges_are_read_after_a_first_fused_search(open_memory, tmp_path: Path,
+                                                          monkeypatch) -> None:
     mem = open_memory()
     ingest(mem, DENTIST)
     mem.close()
     reads = _count_edge_reads(monkeypatch)
     again = open_memory(tmp_path / "mem")
     assert again.search("dentist", viewer="ana", pipeline="bm25").hits
-    assert not reads, "opening or a BM25 search read the edges"
-    ingest(again, TRIP)  # a batch's edges reach the graph after their commit: both agree
-    assert len(reads) == 1
-    counts = again.engine.fusion.graph.counts()
+    ingest(again, TRIP)  # SQLite has the batch's edges: the graph reads them when it reads
+    graph = again.engine.fusion.graph
+    assert not reads and not graph.in_memory, "opening, BM25 or ingesting read the edges"
+    from_sqlite = _edges_everywhere(again)
+    first = again.search("dentist Thursday", viewer="ana").hits  # answered from SQLite
+    assert first
+    graph.read_all()  # what the search started in the background, or a no-op after it
+    assert reads == [1] and graph.in_memory
+    assert _edges_everywhere(again) == from_sqlite, "memory and SQLite give the same edges"
+    assert [h.to_json() for h in again.search("dentist Thursday", viewer="ana").hits] == \
+        [h.to_json() for h in first]
+    counts = graph.counts()
     again.close()
     assert open_memory(tmp_path / "mem").engine.fusion.graph.counts() == counts
     assert counts["member_of"] == len(DENTIST) + len(TRIP)
+
+
+def test_a_batch_committed_while_the_edges_are_read_reaches_the_graph(
+        open_memory, tmp_path: Path, monkeypatch) -> None:
+    from memfuse_lite.store import fused as fused_sql
+
+    mem = open_memory()
+    ingest(mem, DENTIST)
+    mem.close()
+    again = open_memory(tmp_path / "mem")
+    rows = fused_sql.all_edge_rows
+
+    def read_then_ingest(db):
+        yield from rows(db)  # the read's snapshot holds DENTIST's edges only
+        monkeypatch.setattr(fused_sql, "all_edge_rows", rows)
+        ingest(again, TRIP)
+
+    monkeypatch.setattr(fused_sql, "all_edge_rows", read_then_ingest)
+    again.engine.fusion.graph.read_all()
+    assert again.engine.fusion.graph.in_memory
+    loaded = _edges_everywhere(again)
+    again.close()
+    fresh = open_memory(tmp_path / "mem")
+    assert any(loaded[0].values()), "the memory has edges"
+    assert loaded == _edges_everywhere(fresh)
 
 
 def test_warming_up_reads_the_graph_and_changes_no_answer(open_memory, tmp_path: Path,

@@ -466,3 +466,44 @@ def test_equal_scores_come_in_id_order_whatever_the_segments(name: str, tmp_path
         index.persist()
     assert [i for i, _ in index.search_events("parcel", "ana", 3)] == [1, 2, 3]
     index.close()
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_BACKENDS))
+def test_passing_over_hidden_records_finds_what_a_filtered_query_finds(name: str,
+                                                                       tmp_path: Path) -> None:
+    """A viewer's second search since a commit ranks the terms alone and passes over what
+    they may not see; it returns what the first (filter inside the query) returned, ties
+    and all, and a commit starts over."""
+    emb = FakeEmbedder()
+    index = TEXT_BACKENDS[name](tmp_path, IndexConfig())
+    vec = emb.embed(["x"])[0]
+    owners = [None, ("ben",), ("ana",), ("ben", "mia"), None, ("mia",)]
+    texts = ["dinner with grandma", "dinner at the market", "grandma called about dinner",
+             "parcel delivered", "dinner dinner dinner", "market closed"]
+    index.add([EventRecord(id=i, text=texts[i % len(texts)], audience=owners[i % 6],
+                           ts_epoch=1.0e9 + i, embedding=vec, user="ana", source="sms",
+                           ts="") for i in range(1, 301)])
+    index.upsert_fused([(1, "dinner with grandma at the market", 1.0e9)])
+    cases = [(viewer, where, kinds, k)
+             for viewer in ("ana", "ben", "mia", "leo")
+             for where in (None, IndexFilter(observed_before=2.0e9),
+                           IndexFilter(observed_before=1.0e9 + 150))
+             for kinds in ((EVENT,), (EVENT, FUSED))
+             for k in (1, 5, 40)]
+
+    def ask() -> list:
+        return [index.search("grandma dinner market", v, k, where=w, kinds=kd)
+                for v, w, kd, k in cases]
+
+    first, second = ask(), ask()
+    assert first == second and index._hidden, "the second searches passed over hidden ones"
+    for (viewer, _, _, k), hits in zip(cases, first, strict=True):
+        assert len(hits) == k
+        assert all(h.kind == FUSED or owners[h.id % 6] is None or viewer in owners[h.id % 6]
+                   for h in hits)
+    index.add([EventRecord(id=1000, text="grandma dinner market", audience=("ben",),
+                           ts_epoch=1.0e9, embedding=vec, user="ben", source="sms", ts="")])
+    after = [index.search("grandma dinner market", "ana", 5) for _ in range(2)]
+    assert after[0] == after[1] and all(h.id != 1000 for h in after[1])
+    assert index.search("grandma dinner market", "ben", 1)[0].id == 1000
+    index.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,53 @@ def test_messages_stored_before_conversations_were_kept_get_theirs(tmp_path: Pat
         threads = db.execute("SELECT source, thread FROM events ORDER BY id").fetchall()
     store.close()
     assert threads == [("sms", "contactName:lena"), ("note", None)]
+
+
+RECORDS_OF_EVERY_KIND = [
+    ("sms", "ana", "2025-03-02T09:15:00", "ok", {"contactName": "Lena  Park", "type": 1}),
+    ("sms", "ana", "2025-03-02T09:15:00+01:00", "ok", {"phoneNumber": "+1 (555) 010-2000"}),
+    ("chat", "ben", "2025-03-02T09:15:00Z", "see you", {"participants": ["Mia", "ana"],
+                                                        "seq": 2, "device_id": "x"}),
+    ("chat", "ben", "2025-03-02T09:15:30.250000", "群里好", {"group": "家人，朋友"}),
+    ("mms", "mia", "2025-03-02T09:15:00", "photo", {"thread_id": 42, "address": "5550102000"}),
+    ("call", "ana", "2025-03-02T10:00:00", "call", {"contact": {"name": "Dr. Tanaka"},
+                                                     "duration_s": 60, "direction": "in"}),
+    ("calendar", "ana", "2025-03-02T10:00:00", "Dentist", {"location": "Main St",
+                                                           "start": "2025-03-06T15:00"}),
+    ("photo", "ben", "2025-03-02T10:00:00", "IMG_1.jpg", {"file": "IMG_1.jpg"}),
+    ("unregistered", "ben", "2025-03-02T10:00:00", "x", {}),
+]
+
+
+def test_the_rules_migrations_4_and_5_were_written_with_still_hold() -> None:
+    """Migrations 4 and 5 read stored rows by their own frozen copy of the rules. When
+    today's ``thread_of`` or ``record_identity`` part from it, stored rows no longer agree
+    with what new records get: write a migration that rewrites them, then update this."""
+    from memfuse_lite.sources import record_identity, thread_of
+    from memfuse_lite.store.migration_rules import identity_v5, thread_v4
+    from memfuse_lite.timeutil import instant_key, parse_ts
+
+    for source, user, ts, text, meta in RECORDS_OF_EVERY_KIND:
+        when = parse_ts(ts)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        assert thread_v4(source, meta) == thread_of(source, meta), (source, meta)
+        assert identity_v5(source, user, ts, text, meta) == record_identity(
+            source, user, instant_key(when), text, meta), (source, meta)
+    assert thread_v4("sms", {"contactName": "Lena  Park"}) == "contactName:lena park"
+
+
+def test_migrations_run_no_code_that_may_change() -> None:
+    """Only SQL, the standard library and the frozen rules: what a migration writes is
+    fixed when it is written."""
+    import ast
+
+    from memfuse_lite.store import migrations
+
+    tree = ast.parse(Path(migrations.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names}
+    assert imported <= {"__future__", "json", "collections.abc", "apsw", "migration_rules"}
 
 
 def test_a_write_after_another_connection_committed_waits_instead_of_failing(

@@ -48,7 +48,8 @@ def write_sidecar(path: Path, data: dict[str, Any]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class IndexFilter:
-    """Constraints applied inside an index query (never by post-filtering a short list)."""
+    """Constraints on what an index search returns: applied inside the query, or checked
+    on the ranked hits, read on until ``k`` pass (never by cutting a short list)."""
 
     start: float | None = None
     end: float | None = None
@@ -175,6 +176,11 @@ class TextIndex(DerivedIndex):
                kinds: Sequence[DocKind] = (EVENT,)) -> list[TextHit]:
         """The k best documents of the given kinds the viewer may see within ``where``,
         in one ranking."""
+
+    @abstractmethod
+    def terms_of(self, text: str) -> frozenset[str]:
+        """The terms a search for ``text`` ranks by: texts with the same terms get the
+        same hits (a caller asking several phrasings of a question asks once)."""
 
     @abstractmethod
     def upsert_fused(self, docs: Sequence[tuple[int, str, float]], *,

@@ -14,6 +14,7 @@ import shutil
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import tantivy
@@ -35,6 +36,10 @@ from .base import (
 FORMAT = 9  # 6: English words stemmed; 7: kind and id read from a fast field; 8: jieba-rs;
 # 9: every field stored (forget writes a segment's other documents again from them)
 HOUSEHOLD = "*"
+HIDDEN_SHARE = 0.5
+"""Up to this share of the index hidden from a viewer (other users' private records), a
+search ranks by the terms alone and passes over the hidden documents (see
+``TantivyIndex._top_past``); above it, the filter goes inside the query."""
 TIE_SLACK = 128
 """Documents read beyond the k asked for (more while they tie with the k-th), so that of
 several with the k-th score the lowest ids are kept whatever order the segments are in.
@@ -105,6 +110,11 @@ class TantivyIndex(TextIndex):
         self.commit_every_s = commit_every_s
         self._lock = threading.Lock()
         self._pending = False  # writer changes not committed yet (see _searcher)
+        # read of the index's state, until the next reload (see _forget_reads)
+        self._hidden: dict[str, frozenset[tuple[int, int]] | None] = {}
+        self._asked: set[str] = set()
+        self._newest: float | None = None  # the newest document's ts (None: no document)
+        self._newest_read = False
         self._last_commit = time.monotonic()
         self.watermark = 0
         meta = read_sidecar(self.sidecar)
@@ -146,8 +156,12 @@ class TantivyIndex(TextIndex):
         elif not self.dir.exists():
             raise OSError("index directory missing")
         self.index = tantivy.Index(self.schema, path=str(self.dir), reuse=not create)
+        # searches see what the last reload() showed them, never a merge that finished
+        # meanwhile: what is cached per commit (see _hidden_from) stays true until then
+        self.index.config_reader(reload_policy="Manual")
         self.writer = self.index.writer(heap_size=32_000_000, num_threads=1)
         self.index.reload()
+        self._forget_reads()
         # A probe search: a damaged index fails here rather than at the first query.
         self.index.searcher().search(tantivy.Query.all_query(), 1)
 
@@ -157,6 +171,7 @@ class TantivyIndex(TextIndex):
             self.writer.delete_all_documents()
             self.writer.commit()
             self.index.reload()
+            self._forget_reads()
             self._pending = False
             self.watermark = 0
             self._write_sidecar()
@@ -281,6 +296,7 @@ class TantivyIndex(TextIndex):
             return
         self.writer.commit()
         self.index.reload()
+        self._forget_reads()
         self._pending = False
         self._last_commit = time.monotonic()
         self._write_sidecar()
@@ -326,16 +342,41 @@ class TantivyIndex(TextIndex):
         # tantivy-py's stubs lack SearchResult.count, which it has
         return int(searcher.search(query, 1, count=True).count)  # type: ignore[attr-defined]
 
+    def terms_of(self, text: str) -> frozenset[str]:
+        return frozenset(index_terms(text))
+
     def search(self, text: str, viewer: str, k: int, where: IndexFilter | None = None,
                kinds: Sequence[DocKind] = (EVENT,)) -> list[TextHit]:
-        """BM25 top-k documents of ``kinds`` the viewer may see within ``where``."""
-        tokens = list(dict.fromkeys(index_terms(text)))
+        """BM25 top-k documents of ``kinds`` the viewer may see within ``where`` (a
+        function of the text's :meth:`terms_of`: its terms are summed in one order)."""
+        tokens = sorted(self.terms_of(text))
         if not tokens or k <= 0 or not kinds:
             return []
         terms = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "text", t))
              for t in tokens]
         )
+        with self._lock:
+            searcher = self._searcher()
+            where = self._without_void_bound(searcher, where)
+            # fused-memory documents alone are too few near the top to pass over the rest
+            hidden = self._hidden_from(searcher, viewer) \
+                if where is None and EVENT in kinds else None
+            if hidden is not None:
+                kept, found = self._top_past(searcher, terms, k, hidden, set(kinds))
+            else:
+                kept = self._top(searcher, self._filtered(terms, viewer, where, kinds), k)
+                found = _hits(searcher, [addr for _, addr in kept])
+        hits = [TextHit(kind, doc_id, float(score))
+                for (score, _), (kind, doc_id) in zip(kept, found, strict=True)]
+        # equal scores (the same text recorded twice) in id order, not in the order of
+        # the segments, which a commit may list differently
+        return sorted(hits, key=lambda h: (-h.score, h.kind, h.id))[:k]
+
+    def _filtered(self, terms: tantivy.Query, viewer: str, where: IndexFilter | None,
+                  kinds: Sequence[DocKind]) -> tantivy.Query:
+        """``terms`` among the documents of ``kinds`` the viewer may see within
+        ``where``, the filters inside the query (they add nothing to a score)."""
         audience = tantivy.Query.const_score_query(
             tantivy.Query.term_set_query(self.schema, "aud", [HOUSEHOLD, viewer]), 0.0
         )
@@ -351,24 +392,91 @@ class TantivyIndex(TextIndex):
                 tantivy.Query.term_query(self.schema, "kind", FUSED), 0.0)))
         clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
                     for f in self._filters(where)]
-        query = tantivy.Query.boolean_query(clauses)
-        with self._lock:
-            searcher = self._searcher()
-            wanted = k + TIE_SLACK
-            while True:  # read past the k-th score, so that every tie with it is seen
-                res = searcher.search(query, wanted)
-                if len(res.hits) < wanted or res.hits[-1][0] < res.hits[k - 1][0]:
-                    break
-                wanted *= 2
-            kept = res.hits
-            if len(kept) > k:  # only the ties with the k-th compete for its place
-                kept = [hit for hit in kept if hit[0] >= kept[k - 1][0]]
-            found = _hits(searcher, [addr for _, addr in kept])
-        hits = [TextHit(kind, doc_id, float(score))
-                for (score, _), (kind, doc_id) in zip(kept, found, strict=True)]
-        # equal scores (the same text recorded twice) in id order, not in the order of
-        # the segments, which a commit may list differently
-        return sorted(hits, key=lambda h: (-h.score, h.kind, h.id))[:k]
+        return tantivy.Query.boolean_query(clauses)
+
+    @staticmethod
+    def _top(searcher: tantivy.Searcher, query: tantivy.Query, k: int
+             ) -> list[tuple[float, tantivy.DocAddress]]:
+        """The top ``k`` hits and every hit tied with the k-th."""
+        wanted = k + TIE_SLACK
+        while True:  # read past the k-th score, so that every tie with it is seen
+            res = searcher.search(query, wanted)
+            if len(res.hits) < wanted or res.hits[-1][0] < res.hits[k - 1][0]:
+                break
+            wanted *= 2
+        kept: list[tuple[float, tantivy.DocAddress]] = res.hits
+        if len(kept) > k:  # only the ties with the k-th compete for its place
+            kept = [hit for hit in kept if hit[0] >= kept[k - 1][0]]
+        return kept
+
+    def _top_past(self, searcher: tantivy.Searcher, terms: tantivy.Query, k: int,
+                  hidden: frozenset[tuple[int, int]], kinds: set[DocKind]
+                  ) -> tuple[list[tuple[float, tantivy.DocAddress]], list[tuple[DocKind, int]]]:
+        """What :meth:`_top` finds with the audience and kind filters of ``_filtered``,
+        the filters checked on the ranked hits instead: the terms alone are ranked by
+        tantivy's block-max WAND, which skips what cannot reach the top, where a filter
+        inside the query makes every document the terms reach be scored (over twice as
+        slow on a long question). Reads further down the ranking until ``k`` hits pass
+        and the last one read ranks below the k-th."""
+        wanted = k + TIE_SLACK
+        while True:
+            res = searcher.search(terms, wanted, count=False)
+            found = _hits(searcher, [addr for _, addr in res.hits])
+            kept = [(hit, doc) for hit, doc in zip(res.hits, found, strict=True)
+                    if doc[0] in kinds and (hit[1].segment_ord, hit[1].doc) not in hidden]
+            if len(res.hits) < wanted or (
+                    len(kept) >= k and res.hits[-1][0] < kept[k - 1][0][0]):
+                break
+            wanted *= 2
+        if len(kept) > k:
+            kept = [pair for pair in kept if pair[0][0] >= kept[k - 1][0][0]]
+        return [hit for hit, _ in kept], [doc for _, doc in kept]
+
+    def _without_void_bound(self, searcher: tantivy.Searcher, where: IndexFilter | None
+                            ) -> IndexFilter | None:
+        """``where`` without an ``observed_before`` that every document meets (a question
+        asked now), None when nothing else is left. Call holding the lock."""
+        if where is None or where.observed_before is None:
+            return where
+        if not self._newest_read:
+            top = searcher.search(tantivy.Query.all_query(), 1, count=False,
+                                  order_by_field="ts").hits
+            self._newest, self._newest_read = (float(top[0][0]) if top else None), True
+        if self._newest is not None and where.observed_before < self._newest:
+            return where
+        rest = replace(where, observed_before=None)
+        if (rest.start, rest.end, rest.users, rest.sources) == (None, None, None, None):
+            return None
+        return rest
+
+    def _hidden_from(self, searcher: tantivy.Searcher, viewer: str
+                     ) -> frozenset[tuple[int, int]] | None:
+        """The (segment, document) addresses of documents ``viewer`` may not see, read at
+        their second search since the last commit and kept until the next one (a search
+        per commit, as while importing, never pays for it); None until then, or when they
+        are more than :data:`HIDDEN_SHARE` of the index. Call holding the lock."""
+        if viewer in self._hidden:
+            return self._hidden[viewer]
+        if viewer not in self._asked:
+            self._asked.add(viewer)
+            return None
+        seen = tantivy.Query.term_set_query(self.schema, "aud", [HOUSEHOLD, viewer])
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.all_query()),
+                                             (tantivy.Occur.MustNot, seen)])
+        # tantivy-py's stubs lack SearchResult.count, which it has
+        n = int(searcher.search(query, 1, count=True).count)  # type: ignore[attr-defined]
+        hidden: frozenset[tuple[int, int]] | None = None
+        if n <= HIDDEN_SHARE * searcher.num_docs:
+            hidden = frozenset((a.segment_ord, a.doc) for _, a in
+                               searcher.search(query, max(n, 1), count=False).hits)
+        self._hidden[viewer] = hidden
+        return hidden
+
+    def _forget_reads(self) -> None:
+        """What was read of the index's state: it changes with each reload."""
+        self._hidden.clear()
+        self._asked.clear()
+        self._newest_read = False
 
     def _filters(self, where: IndexFilter | None) -> list[tantivy.Query]:
         if where is None:

@@ -26,6 +26,7 @@ def rebuild_fusion(engine: Engine, *, batch: int = 64) -> dict[str, int]:
             # the text index's fused documents are stale until rewritten at the end: a
             # crash before then has them rewritten at the next open
             mark_documents_stale(db)
+        fusion.graph.close()
         fusion.graph = FusionGraph(store)
         fusion.agent.reset()
         with store.reading() as db:

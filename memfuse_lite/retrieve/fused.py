@@ -14,7 +14,7 @@ import numpy as np
 
 from ..fusion.graph import CAUSES, FusionGraph
 from ..fusion.terms import terms_of_events
-from ..index.base import EVENT, FUSED, IndexFilter
+from ..index.base import EVENT, FUSED, DocKind, IndexFilter, TextHit
 from ..once import ReadOnce
 from ..records import AtomicEvent, FusedMemory, Hit, can_see
 from ..sources import profile_of, scheduling_sources
@@ -194,6 +194,8 @@ class FusedRetriever:
                 causes = self._incoming(graph, [eid for _, eid, _ in scored[:k]], viewer,
                                         now, access, "causal", CAUSES)
             events.update(read(eid for _, eid, _ in scored[:k]))
+        if graph is not None:
+            graph.read_all_later()  # the next searches of this process find it in memory
         return self._context(plan, scored, events, superseded, causes, graph, viewer, k)
 
     def _seeds(self, queries: list[str], vectors: np.ndarray, viewer: str,
@@ -206,10 +208,23 @@ class FusedRetriever:
         graph = self.engine.graph
         weights: list[float] = []
         kinds: list[str] = []  # what each list is, for ``places``
+        asked: dict[tuple[frozenset[str], IndexFilter | None, int, tuple[str, ...]],
+                    list[TextHit]] = {}
+
+        def bm25(query: str, where: IndexFilter | None, k: int,
+                 kinds: tuple[DocKind, ...]) -> list[TextHit]:
+            """A BM25 search, asked once for phrasings with the same terms (the planner's
+            rewrites often differ in case and order only); its list still counts for
+            each phrasing."""
+            key = (self.engine.text.terms_of(query), where, k, kinds)
+            if key not in asked:
+                asked[key] = self.engine.text.search(query, viewer, k, where=where,
+                                                     kinds=kinds)
+            return asked[key]
+
         for query, vec, mine in authored:
             lists.append(self.engine.dense.search(vec, viewer, depth, where=mine))
-            lists.append([(h.id, h.score) for h in self.engine.text.search(
-                query, viewer, depth, where=mine, kinds=(EVENT,))])
+            lists.append([(h.id, h.score) for h in bm25(query, mine, depth, (EVENT,))])
             weights += [self.cfg.author_weight] * 2
             kinds += ["authored"] * 2
         episodes = self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds
@@ -217,15 +232,13 @@ class FusedRetriever:
             lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
             if episodes and graph is not None:
                 # one BM25 ranking of events and episodes, split by kind
-                found = self.engine.text.search(query, viewer, 2 * depth, where=where,
-                                                kinds=(EVENT, FUSED))
+                found = bm25(query, where, 2 * depth, (EVENT, FUSED))
                 lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
                 lists.append(self._members_of_fused_hits(
                     [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
                 kinds += ["dense", "bm25", "episodes"]
             else:
-                lists.append([(h.id, h.score) for h in self.engine.text.search(
-                    query, viewer, depth, where=where, kinds=(EVENT,))])
+                lists.append([(h.id, h.score) for h in bm25(query, where, depth, (EVENT,))])
                 kinds += ["dense", "bm25"]
         weights += [1.0] * (len(lists) - len(weights))
         seeds = dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])

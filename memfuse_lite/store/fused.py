@@ -117,11 +117,36 @@ def edge_counts(db: apsw.Connection) -> dict[str, int]:
     return out
 
 
-def all_edge_rows(db: apsw.Connection) -> Iterator[tuple[Any, int, int, float, str]]:
-    """(kind, src, dst, weight, reason) of every stored edge (kinds and reasons repeat: one
-    string object each)."""
-    for k, s, d, w, r in db.execute("SELECT kind, src, dst, weight, reason FROM edges"):
+EdgeRow = tuple[Any, int, int, float, str]
+"""(kind, src, dst, weight, reason) of one stored edge."""
+
+
+def all_edge_rows(db: apsw.Connection) -> Iterator[EdgeRow]:
+    """Every stored edge, oldest first (kinds and reasons repeat: one string object
+    each)."""
+    for k, s, d, w, r in db.execute(
+            "SELECT kind, src, dst, weight, reason FROM edges ORDER BY id"):
         yield sys.intern(k), int(s), int(d), float(w), sys.intern(r)
+
+
+def edge_rows_of(db: apsw.Connection, event_id: int, direction: str) -> list[EdgeRow]:
+    """The edges leaving (``out``) or entering (``in``) an event, newest first (the order
+    the in-memory graph keeps them in)."""
+    column = "src" if direction == "out" else "dst"
+    return [(k, int(s), int(d), float(w), str(r)) for k, s, d, w, r in db.execute(
+        f"SELECT kind, src, dst, weight, reason FROM edges WHERE {column} = ? "
+        "ORDER BY id DESC", (event_id,))]
+
+
+def linked_pairs(db: apsw.Connection, event_ids: Sequence[int]) -> list[tuple[int, int]]:
+    """(src, dst) of every edge that touches one of the events."""
+    out: list[tuple[int, int]] = []
+    for chunk in chunks(event_ids):
+        m = marks(chunk)
+        out.extend((int(s), int(d)) for s, d in db.execute(
+            f"SELECT src, dst FROM edges WHERE src IN ({m}) "
+            f"UNION ALL SELECT src, dst FROM edges WHERE dst IN ({m})", tuple(chunk) * 2))
+    return out
 
 
 def clear(db: apsw.Connection, *, edges: bool = True) -> None:

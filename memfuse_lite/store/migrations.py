@@ -1,19 +1,17 @@
 """Numbered schema migrations; each runs once and is recorded in ``schema_migrations``.
 
 A migration is SQL, or a function of the connection where stored rows are filled in from
-what the library reads out of them (inside the migration's transaction)."""
+what they hold (inside the migration's transaction), by the rules of its version
+(:mod:`.migration_rules`), never by library functions that may change after it."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC
 
 import apsw
 
-from ..records import Observation
-from ..sources import thread_of
-from ..timeutil import parse_ts
+from .migration_rules import identity_v5, thread_v4
 
 
 def _threads(db: apsw.Connection) -> None:
@@ -25,7 +23,7 @@ def _threads(db: apsw.Connection) -> None:
         " ORDER BY e.id, o.id").fetchall()
     found: dict[int, str] = {}
     for eid, source, meta in rows:
-        thread = thread_of(str(source), json.loads(str(meta)))
+        thread = thread_v4(str(source), json.loads(str(meta)))
         if thread is not None:
             found.setdefault(int(eid), thread)  # type: ignore[arg-type]
     db.executemany("UPDATE events SET thread = ? WHERE id = ?",
@@ -57,15 +55,10 @@ def _identities(db: apsw.Connection) -> None:
     rows = db.execute("SELECT id, source, external_id, user, device, ts, ts_epoch, text, meta,"
                       " visibility, ingested_at FROM observations ORDER BY id").fetchall()
     for oid, source, ext, user, device, ts, epoch, text, meta, vis, at in rows:
-        visibility = json.loads(str(vis))
-        when = parse_ts(str(ts))
-        # a memory of this age reads times without an offset as UTC (clock.LEGACY_ZONE)
-        obs = Observation(source=str(source), user=str(user), text=str(text),
-                          ts=when if when.tzinfo else when.replace(tzinfo=UTC),
-                          external_id=str(ext), device=str(device), meta=json.loads(str(meta)),
-                          visibility=visibility)
+        identity = identity_v5(str(source), str(user), str(ts), str(text),
+                               json.loads(str(meta)))
         db.execute("INSERT INTO observations_new VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (oid, source, ext, user, device, ts, epoch, text, meta, vis, obs.identity, at))
+                   (oid, source, ext, user, device, ts, epoch, text, meta, vis, identity, at))
     db.execute("DROP TABLE observations")
     db.execute("ALTER TABLE observations_new RENAME TO observations")
     db.execute("CREATE INDEX observations_ts ON observations (ts_epoch)")
