@@ -36,10 +36,11 @@ from .base import (
 FORMAT = 9  # 6: English words stemmed; 7: kind and id read from a fast field; 8: jieba-rs;
 # 9: every field stored (forget writes a segment's other documents again from them)
 HOUSEHOLD = "*"
-HIDDEN_SHARE = 0.5
-"""Up to this share of the index hidden from a viewer (other users' private records), a
-search ranks by the terms alone and passes over the hidden documents (see
-``TantivyIndex._top_past``); above it, the filter goes inside the query."""
+HIDDEN_MOST = 4096
+"""Up to this many documents hidden from a viewer (other users' private records), a
+search ranks by the terms alone and passes over them (see ``TantivyIndex._top_past``);
+with more, reading their addresses at each commit costs more than it saves, and the
+filter stays inside the query."""
 TIE_SLACK = 128
 """Documents read beyond the k asked for (more while they tie with the k-th), so that of
 several with the k-th score the lowest ids are kept whatever order the segments are in.
@@ -454,7 +455,7 @@ class TantivyIndex(TextIndex):
         """The (segment, document) addresses of documents ``viewer`` may not see, read at
         their second search since the last commit and kept until the next one (a search
         per commit, as while importing, never pays for it); None until then, or when they
-        are more than :data:`HIDDEN_SHARE` of the index. Call holding the lock."""
+        are more than :data:`HIDDEN_MOST`. Call holding the lock."""
         if viewer in self._hidden:
             return self._hidden[viewer]
         if viewer not in self._asked:
@@ -466,7 +467,7 @@ class TantivyIndex(TextIndex):
         # tantivy-py's stubs lack SearchResult.count, which it has
         n = int(searcher.search(query, 1, count=True).count)  # type: ignore[attr-defined]
         hidden: frozenset[tuple[int, int]] | None = None
-        if n <= HIDDEN_SHARE * searcher.num_docs:
+        if n <= HIDDEN_MOST:
             hidden = frozenset((a.segment_ord, a.doc) for _, a in
                                searcher.search(query, max(n, 1), count=False).hits)
         self._hidden[viewer] = hidden
