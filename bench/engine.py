@@ -449,6 +449,7 @@ def timed_searches(mem: MemFuse, embedder: TimedEmbedder, qs: list[Query]) -> di
     out: dict[str, Any] = {"search": {}, "search_excluding_query_embedding": {}}
     for q, viewer, _ in qs[:10]:  # warm-up
         mem.search(q, viewer=viewer)
+    mem.warm_up().join()  # warm: the graph's edges in memory, not being read meanwhile
     embedding: list[float] = []
     ranked = mem.engine.config
     plain = replace(ranked, retrieval=replace(ranked.retrieval, use_ranker=False))
