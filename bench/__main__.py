@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "misses": ("bench.misses", "where the evidence left out of fused's context sits in the graph"),
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "rank-fit": ("bench.rank_fit", "fit the fused pipeline's ranking stage, cross-validated"),
+    "rank-trees": ("bench.rank_trees", "probe: boosted trees against the logistic ranking "
+                   "stage, left-out datasets"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),
     "ask-every": ("bench.ask_every", "every question of every dataset through ask: exceptions "
