@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "misses": ("bench.misses", "where the evidence left out of fused's context sits in the graph"),
     "fusion-fit": ("bench.fusion_fit", "fit the learned fusion pair scorer, cross-validated"),
     "rank-fit": ("bench.rank_fit", "fit the fused pipeline's ranking stage, cross-validated"),
+    "search-parts": ("bench.search_parts", "where a search's time goes, stage by stage, for "
+                     "questions as asked"),
     "rank-trees": ("bench.rank_trees", "probe: boosted trees against the logistic ranking "
                    "stage, left-out datasets"),
     "timeexpr": ("bench.timeexpr_eval", "time-expression parser precision/recall on a corpus"),
