@@ -83,20 +83,18 @@ class FusionGraph:
                 if not self._unread or self._closed.is_set():
                     return
                 self._pending = []
+            g: rx.PyDiGraph | None = None
+            events: dict[int, int] = {}
             try:
                 g, events = self._read_stored()
-            except BaseException:
+            finally:
                 with self._lock:
-                    self._pending = None
-                raise
-            with self._lock:
-                pending, self._pending = self._pending or [], None
-                if g is None:  # closed while reading
-                    return
-                self._g, self._events, self._unread = g, events, False
-                for removed, added in pending:
-                    self._remove(removed)
-                    self._add(added)
+                    pending, self._pending = self._pending or [], None
+                    if g is not None:  # read whole (not failed, not closed meanwhile)
+                        self._g, self._events, self._unread = g, events, False
+                        for removed, added in pending:
+                            self._remove(removed)
+                            self._add(added)
 
     def read_all_later(self) -> None:
         """Start :meth:`read_all` in a background thread (once; :meth:`close` stops it)."""
@@ -125,18 +123,11 @@ class FusionGraph:
         (kind, src, dst) is stored once: no duplicate check."""
         g = rx.PyDiGraph(multigraph=True)
         events: dict[int, int] = {}
-
-        def node(ident: int) -> int:
-            idx = events.get(ident)
-            if idx is None:
-                idx = g.add_node(ident)
-                events[ident] = idx
-            return idx
-
         batch: list[tuple[int, int, tuple[str, float, str]]] = []
         with self._store.reading_alone() as db:  # searches' lookups go on meanwhile
             for kind, src, dst, weight, reason in fused_sql.all_edge_rows(db):
-                batch.append((node(src), node(dst), (kind, weight, reason)))
+                batch.append((_node(g, events, src), _node(g, events, dst),
+                              (kind, weight, reason)))
                 if len(batch) == 20_000:
                     if self._closed.is_set():
                         return None, {}
@@ -144,13 +135,6 @@ class FusionGraph:
                     batch = []
         g.add_edges_from(batch)
         return g, events
-
-    def _node(self, ident: int) -> int:
-        idx = self._events.get(ident)
-        if idx is None:
-            idx = self._g.add_node(ident)
-            self._events[ident] = idx
-        return idx
 
     def _remove(self, ids: Iterable[int]) -> None:
         for ident in ids:
@@ -160,7 +144,8 @@ class FusionGraph:
 
     def _add(self, edges: Iterable[Edge]) -> None:
         for edge in edges:
-            a, b = self._node(edge.src), self._node(edge.dst)
+            a = _node(self._g, self._events, edge.src)
+            b = _node(self._g, self._events, edge.dst)
             if self._g.has_edge(a, b) and any(
                     kind == edge.kind for kind, _, _ in self._g.get_all_edge_data(a, b)):
                 continue
@@ -260,3 +245,12 @@ class FusionGraph:
         if members:
             out[MEMBER] = members
         return out
+
+
+def _node(g: rx.PyDiGraph, events: dict[int, int], ident: int) -> int:
+    """The node of event ``ident`` in ``g`` (``events`` maps ids to nodes), added if new."""
+    idx = events.get(ident)
+    if idx is None:
+        idx = g.add_node(ident)
+        events[ident] = idx
+    return idx

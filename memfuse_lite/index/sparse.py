@@ -13,7 +13,7 @@ import contextlib
 import shutil
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,7 +38,7 @@ FORMAT = 9  # 6: English words stemmed; 7: kind and id read from a fast field; 8
 HOUSEHOLD = "*"
 HIDDEN_MOST = 4096
 """Up to this many documents hidden from a viewer (other users' private records), a
-search ranks by the terms alone and passes over them (see ``TantivyIndex._top_past``);
+search ranks by the terms alone and passes over them (see ``TantivyIndex.search``);
 with more, reading their addresses at each commit costs more than it saves, and the
 filter stays inside the query."""
 TIE_SLACK = 128
@@ -111,7 +111,7 @@ class TantivyIndex(TextIndex):
         self.commit_every_s = commit_every_s
         self._lock = threading.Lock()
         self._pending = False  # writer changes not committed yet (see _searcher)
-        # read of the index's state, until the next reload (see _forget_reads)
+        # read of the index's state, until the next reload (see _reload)
         self._hidden: dict[str, frozenset[tuple[int, int]] | None] = {}
         self._asked: set[str] = set()
         self._newest: float | None = None  # the newest document's ts (None: no document)
@@ -161,8 +161,7 @@ class TantivyIndex(TextIndex):
         # meanwhile: what is cached per commit (see _hidden_from) stays true until then
         self.index.config_reader(reload_policy="Manual")
         self.writer = self.index.writer(heap_size=32_000_000, num_threads=1)
-        self.index.reload()
-        self._forget_reads()
+        self._reload()
         # A probe search: a damaged index fails here rather than at the first query.
         self.index.searcher().search(tantivy.Query.all_query(), 1)
 
@@ -171,8 +170,7 @@ class TantivyIndex(TextIndex):
         with self._lock:
             self.writer.delete_all_documents()
             self.writer.commit()
-            self.index.reload()
-            self._forget_reads()
+            self._reload()
             self._pending = False
             self.watermark = 0
             self._write_sidecar()
@@ -296,8 +294,7 @@ class TantivyIndex(TextIndex):
             self._pending = True
             return
         self.writer.commit()
-        self.index.reload()
-        self._forget_reads()
+        self._reload()
         self._pending = False
         self._last_commit = time.monotonic()
         self._write_sidecar()
@@ -363,11 +360,17 @@ class TantivyIndex(TextIndex):
             # fused-memory documents alone are too few near the top to pass over the rest
             hidden = self._hidden_from(searcher, viewer) \
                 if where is None and EVENT in kinds else None
-            if hidden is not None:
-                kept, found = self._top_past(searcher, terms, k, hidden, set(kinds))
+            if hidden is None:
+                kept, found = self._top(searcher, self._filtered(terms, viewer, where, kinds),
+                                        k)
             else:
-                kept = self._top(searcher, self._filtered(terms, viewer, where, kinds), k)
-                found = _hits(searcher, [addr for _, addr in kept])
+                # the terms alone are ranked by tantivy's block-max WAND, which skips what
+                # cannot reach the top; a filter inside the query has every document the
+                # terms reach scored (over twice as slow on a long question)
+                wanted = set(kinds)
+                kept, found = self._top(
+                    searcher, terms, k, lambda addr, doc: doc[0] in wanted
+                    and (addr.segment_ord, addr.doc) not in hidden)
         hits = [TextHit(kind, doc_id, float(score))
                 for (score, _), (kind, doc_id) in zip(kept, found, strict=True)]
         # equal scores (the same text recorded twice) in id order, not in the order of
@@ -396,42 +399,27 @@ class TantivyIndex(TextIndex):
         return tantivy.Query.boolean_query(clauses)
 
     @staticmethod
-    def _top(searcher: tantivy.Searcher, query: tantivy.Query, k: int
-             ) -> list[tuple[float, tantivy.DocAddress]]:
-        """The top ``k`` hits and every hit tied with the k-th."""
-        wanted = k + TIE_SLACK
-        while True:  # read past the k-th score, so that every tie with it is seen
-            res = searcher.search(query, wanted)
-            if len(res.hits) < wanted or res.hits[-1][0] < res.hits[k - 1][0]:
-                break
-            wanted *= 2
-        kept: list[tuple[float, tantivy.DocAddress]] = res.hits
-        if len(kept) > k:  # only the ties with the k-th compete for its place
-            kept = [hit for hit in kept if hit[0] >= kept[k - 1][0]]
-        return kept
-
-    def _top_past(self, searcher: tantivy.Searcher, terms: tantivy.Query, k: int,
-                  hidden: frozenset[tuple[int, int]], kinds: set[DocKind]
-                  ) -> tuple[list[tuple[float, tantivy.DocAddress]], list[tuple[DocKind, int]]]:
-        """What :meth:`_top` finds with the audience and kind filters of ``_filtered``,
-        the filters checked on the ranked hits instead: the terms alone are ranked by
-        tantivy's block-max WAND, which skips what cannot reach the top, where a filter
-        inside the query makes every document the terms reach be scored (over twice as
-        slow on a long question). Reads further down the ranking until ``k`` hits pass
-        and the last one read ranks below the k-th."""
+    def _top(searcher: tantivy.Searcher, query: tantivy.Query, k: int,
+             passes: Callable[[tantivy.DocAddress, tuple[DocKind, int]], bool] | None = None
+             ) -> tuple[list[tuple[float, tantivy.DocAddress]], list[tuple[DocKind, int]]]:
+        """The top ``k`` hits of ``query`` that ``passes`` (all when None) and every one
+        tied with the k-th, with their (kind, id): reads further down the ranking until
+        ``k`` pass and the last one read ranks below the k-th, so that every tie is seen."""
         wanted = k + TIE_SLACK
         while True:
-            res = searcher.search(terms, wanted, count=False)
-            found = _hits(searcher, [addr for _, addr in res.hits])
-            kept = [(hit, doc) for hit, doc in zip(res.hits, found, strict=True)
-                    if doc[0] in kinds and (hit[1].segment_ord, hit[1].doc) not in hidden]
+            res = searcher.search(query, wanted, count=False)
+            kept = res.hits
+            if passes is not None:  # (kind, id) read for every hit only to check them
+                kept = [hit for hit, doc in zip(
+                    kept, _hits(searcher, [addr for _, addr in kept]), strict=True)
+                    if passes(hit[1], doc)]
             if len(res.hits) < wanted or (
-                    len(kept) >= k and res.hits[-1][0] < kept[k - 1][0][0]):
+                    len(kept) >= k and res.hits[-1][0] < kept[k - 1][0]):
                 break
             wanted *= 2
-        if len(kept) > k:
-            kept = [pair for pair in kept if pair[0][0] >= kept[k - 1][0][0]]
-        return [hit for hit, _ in kept], [doc for _, doc in kept]
+        if len(kept) > k:  # only the ties with the k-th compete for its place
+            kept = [hit for hit in kept if hit[0] >= kept[k - 1][0]]
+        return kept, _hits(searcher, [addr for _, addr in kept])
 
     def _without_void_bound(self, searcher: tantivy.Searcher, where: IndexFilter | None
                             ) -> IndexFilter | None:
@@ -473,8 +461,9 @@ class TantivyIndex(TextIndex):
         self._hidden[viewer] = hidden
         return hidden
 
-    def _forget_reads(self) -> None:
-        """What was read of the index's state: it changes with each reload."""
+    def _reload(self) -> None:
+        """Show searches the last commit, and forget what was read of the state before."""
+        self.index.reload()
         self._hidden.clear()
         self._asked.clear()
         self._newest_read = False
