@@ -21,7 +21,9 @@ from memfuse_lite.answer import (
     matches,
     supported,
 )
+from memfuse_lite.answer.extractive import extractive_answer
 from memfuse_lite.answer.support import WRONG_PERSON, echoes
+from memfuse_lite.answer.wording import about_question
 from memfuse_lite.config import FusionConfig, IngestConfig, RetrievalConfig
 from memfuse_lite.records import FusedMemory, Hit, Provenance
 from memfuse_lite.retrieve.agentic import clip, without_head
@@ -458,6 +460,27 @@ def test_records_are_ordered_for_the_answer_by_what_they_state() -> None:
     assert matches("Which flight was delayed?", hits[1])
     assert not matches("Which flight was delayed?", hits[0])
 
+
+
+def test_a_long_question_is_answered_from_a_record_holding_four_of_its_key_words() -> None:
+    def hit(i: int, text: str) -> Hit:
+        return Hit(event_id=i, score=1.0 - i / 10, text=text, via="seed",
+                   provenance=(Provenance(i, "note", f"x{i}", "lei", "phone",
+                                          "2025-01-15T09:00"),))
+
+    # twelve key words, most of them about how it asks: no record holds half of them
+    question = ("The real gun shooting activity that Lei experienced with friends in "
+                "mid-January: what social interaction served as the initial inspiration for "
+                "its planning?")
+    memo = hit(1, "Weekend activity memo: Zhang Wei proposed a real gun shooting trip with "
+                  "friends at the weekend")
+    text, known, cited = extractive_answer(question, (memo,))
+    assert known and cited == (1,) and "Zhang Wei proposed" in text
+    three = hit(2, "Weekend activity memo: a real gun museum visit")
+    assert extractive_answer(question, (three,)) == (DONT_KNOW, False, ()), \
+        "three of twelve key words: not about the question"
+    assert about_question(4, 11) and not about_question(3, 11)
+    assert about_question(2, 4) and not about_question(1, 4), "a short question: half"
 
 
 def test_a_record_holds_its_authors_name_and_its_app_for_the_answer() -> None:

@@ -15,7 +15,7 @@ from ..records import Hit
 from ..retrieve.planner import ASKS_WHY, keywords
 from ..text.features import entities_of
 from ..timeutil import epoch_of
-from .wording import AMOUNT, ASKS_AMOUNT, key_words_held, parts_asked
+from .wording import AMOUNT, ASKS_AMOUNT, about_question, key_words_held, parts_asked
 
 Embed = Callable[[list[str]], np.ndarray]
 """Texts → unit vectors (the memory's embedder, passage role)."""
@@ -53,7 +53,7 @@ def quoted_records(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     when retrieved, comes second. Asked what was paid, the best one is the best stating
     an amount, when one about as much about the question is among the next best. None
     unless they (with the report the best one replaced, which the answer quotes beside
-    it) hold at least half of the question's key words."""
+    it) are about the question (:func:`~.wording.about_question`)."""
     words = set(keywords(question).split())
     if _ASKS_BEFORE.search(question):  # the plan before the change, not what replaced it
         replacing = {j for h in hits for j in h.superseded_by}
@@ -108,7 +108,7 @@ def quoted_records(question: str, hits: tuple[Hit, ...]) -> list[Hit]:
     # appointment moved to …")
     moved = set().union(*(key_words_held(words, h) for h in hits
                           if h.event_id in top.superseded_by))
-    if words and len(covered | moved) < max(1, (len(words) + 1) // 2):
+    if words and not about_question(len(covered | moved), len(words)):
         return []
     return chosen
 

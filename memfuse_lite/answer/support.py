@@ -25,6 +25,7 @@ from .wording import (
     NUMBER,
     TIME_WORDS,
     UNIT,
+    about_question,
     asked_words,
     content_words,
     key_words_held,
@@ -171,7 +172,8 @@ def echoes(claim: str, question: str) -> bool:
 NO_CLAIM = "the model's answer says nothing"
 NO_CITATION = "the model cites no record about the question"
 NOT_STATED = "the records the model cites do not state what it says"
-NOTHING_TO_GO_ON = "neither the best records nor those it cites hold half of the question's key words"
+NOTHING_TO_GO_ON = ("neither the best records nor those it cites hold half of the question's key "
+                    "words, or four")
 PART_UNANSWERED = "a part of the question is left unanswered"
 LESS_ABOUT_IT = "it rests on records less about the question than the best one"
 LOOK_ALIKE = "it rests on a look-alike of a record placed before it"
@@ -204,11 +206,11 @@ def objection(question: str, claim: str, cited: tuple[int, ...], rests: tuple[in
         return NOT_STATED  # the records it cites do not state what it says
     words = set(keywords(question).split())
     if not quoted:
-        # no record the extractive answer would quote holds half of the question's key
-        # words; the records the model cites may, together (a long question whose parts
-        # several records of one happening state): else there is nothing to go on
+        # no record the extractive answer would quote is about the question; the records
+        # the model cites may be, together (a long question whose parts several records
+        # of one happening state): else there is nothing to go on
         together = frozenset().union(*(key_words_held(words, by_id[i]) for i in cited))
-        if not words or len(together) < max(1, (len(words) + 1) // 2):
+        if not words or not about_question(len(together), len(words)):
             return NOTHING_TO_GO_ON
     else:
         # a question that asks several things: a part left unanswered (the report the best

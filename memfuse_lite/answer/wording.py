@@ -96,3 +96,15 @@ def key_words_held(words: set[str], hit: Hit) -> frozenset[str]:
     names = set(entities_of(hit.text)) | origin(hit)
     return frozenset(w for w in words if w in lowered or w in names)
 
+
+
+ENOUGH_KEY_WORDS = 4
+"""Key words of a question that records must hold between them to be about it, however
+long the question: a long question ("… what social interaction served as the initial
+inspiration for its planning?") is mostly words about how it asks, which no record holds."""
+
+
+def about_question(held: int, asked: int) -> bool:
+    """Whether records holding ``held`` of a question's ``asked`` key words are about it:
+    at least half of them (one at least), or :data:`ENOUGH_KEY_WORDS`."""
+    return held >= min(ENOUGH_KEY_WORDS, max(1, (asked + 1) // 2))
