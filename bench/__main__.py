@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("bench.ask_speed", "answer quality, citations, tokens and latency per LLM"),
     "ask-every": ("bench.ask_every", "every question of every dataset through ask: exceptions "
                   "and empty answers"),
+    "abstain": ("bench.abstain", "questions about another memory answered (goal 0) beside "
+                "the memory's own answered"),
     "citations": ("bench.citations",
                   "multiple-choice citations: the cited record against search's first, an "
                   "LLM's pick and the gold held in the first n"),

@@ -436,6 +436,22 @@ def ask_every_section(r: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def abstain_section(r: dict[str, Any]) -> list[str]:
+    lines = [*_heading("ask: questions about another memory", r),
+             "Extractive answers on the fused pipeline. Foreign: questions of another memory "
+             "(other people), asked by the memory's usual viewer; answered should be 0. Own: "
+             "the memory's questions with evidence; with gold: answered citing a gold record. "
+             "Rules: an answer rests on records holding half of a question's key words, or "
+             "four (ships), against half alone.", "",
+             "| memory | rule | foreign asked | foreign answered | own asked | own answered | "
+             "own answered with gold |", "|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['memory']} | {row['rule']} | {row['foreign']} | "
+                     f"{row['foreign_answered']} | {row['own']} | {row['own_answered']} | "
+                     f"{row['own_answered_with_gold']} |")
+    return [*lines, ""]
+
+
 def import_scale_section(r: dict[str, Any]) -> list[str]:
     lines = [*_heading("import: large generated exports", r),
              f"Read in a fresh process each, streamed (as `memfuse import` reads) and whole "
@@ -845,6 +861,8 @@ def main(argv: list[str] | None = None) -> None:
             lines += ask_section(r)
     if "ask-every" in results:
         lines += ask_every_section(results["ask-every"])
+    if "abstain" in results:
+        lines += abstain_section(results["abstain"])
     if "import-scale" in results:
         lines += import_scale_section(results["import-scale"])
     for name, r in results.items():
