@@ -5,7 +5,7 @@
 Each memory ``python3 -m bench quality`` builds under bench/out/ (built here when missing)
 is asked, extractively on the fused pipeline, its own questions with evidence and the
 questions of another memory, about other people, of which it holds nothing: the household
-those of the LifeBench person (both languages), the LifeBench person's English memory the
+those of the LifeBench person (half in each language), the LifeBench person's English memory the
 household's, each LoCoMo conversation the next one's. Foreign questions are asked by the
 memory's usual viewer (the one asking most of its own questions) at the latest time its
 own are asked. Reported per memory: the share of foreign questions answered (goal 0),
@@ -51,8 +51,9 @@ def memories(limit: int) -> list[tuple[str, Path, Iterable[dict[str, Any]], list
 
     household = own(load(SMALL, "questions.jsonl"))
     person = {lang: own(lifebench_questions(lang)) for lang in ("en", "zh")}
+    half = (limit + 1) // 2
     out = [("household", OUT / "generated-s7", load(SMALL, "observations.jsonl"), household,
-            (person["en"] + person["zh"])[:limit]),
+            person["en"][:half] + person["zh"][: limit - half]),
            (lifebench_name("en"), OUT / lifebench_name("en"), lifebench_observations("en"),
             person["en"], household)]
     convs = locomo_conversations()
