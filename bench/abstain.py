@@ -19,54 +19,40 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections import Counter
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from memfuse_lite import MemFuse
 from memfuse_lite.answer import wording
 from memfuse_lite.timeutil import parse_ts
 
-from .adapters import (
-    lifebench_name,
-    lifebench_observations,
-    lifebench_questions,
-    locomo_conversations,
-    locomo_observations,
-    locomo_questions,
-)
+from .adapters import PERSON
+from .ask_every import Run, runs_of
 from .common import write_result
-from .generate import SMALL, load
-from .quality import OUT, build
+from .quality import build
 
 RULES = {"half, or four (ships)": wording.ENOUGH_KEY_WORDS, "half": 10**9}
 """Each rule's :data:`~memfuse_lite.answer.wording.ENOUGH_KEY_WORDS`."""
 
+Question = dict[str, Any]
 
-def memories(limit: int) -> list[tuple[str, Path, Iterable[dict[str, Any]], list[dict[str, Any]],
-                                      list[dict[str, Any]]]]:
-    """(name, folder, observations, own questions, foreign questions) of each memory."""
-    def own(questions: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [q for q in questions if q["evidence"]][:limit]
 
-    household = own(load(SMALL, "questions.jsonl"))
-    person = {lang: own(lifebench_questions(lang)) for lang in ("en", "zh")}
+def memories(limit: int) -> list[tuple[str, Run, list[Question], list[Question]]]:
+    """(name, memory, own questions, foreign questions) of each memory asked."""
+    def own(run: Run) -> list[Question]:
+        return [q for q in run[2]() if q["evidence"]][:limit]
+
+    (household,), (en,), (zh,) = (runs_of(d, PERSON) for d in
+                                  ("generated", "lifebench-en", "lifebench-zh"))
+    locomo = runs_of("locomo", PERSON)
+    asked_of = [own(run) for run in (household, en, *locomo)]
     half = (limit + 1) // 2
-    out = [("household", OUT / "generated-s7", load(SMALL, "observations.jsonl"), household,
-            person["en"][:half] + person["zh"][: limit - half]),
-           (lifebench_name("en"), OUT / lifebench_name("en"), lifebench_observations("en"),
-            person["en"], household)]
-    convs = locomo_conversations()
-    for i, conv in enumerate(convs):
-        following = convs[(i + 1) % len(convs)]
-        out.append((f"locomo-{i}", OUT / f"locomo-{i}", locomo_observations(conv),
-                    own(locomo_questions(conv, i)),
-                    own(locomo_questions(following, (i + 1) % len(convs)))))
-    return out
+    return [("household", household, asked_of[0], asked_of[1][:half] + own(zh)[: limit - half]),
+            (en[0].name, en, asked_of[1], asked_of[0]),
+            *((run[0].name, run, asked_of[2 + i], asked_of[2 + (i + 1) % len(locomo)])
+              for i, run in enumerate(locomo))]
 
 
-def asked(mem: MemFuse, own: list[dict[str, Any]], foreign: list[dict[str, Any]]
-          ) -> Counter[str]:
+def asked(mem: MemFuse, own: list[Question], foreign: list[Question]) -> Counter[str]:
     """Ask the questions: counts of own and foreign asked, answered, answered with gold."""
     viewer = Counter(q["viewer"] for q in own).most_common(1)[0][0]
     times = [q["now"] for q in own if q.get("now")]
@@ -101,8 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     shipped = wording.ENOUGH_KEY_WORDS
     rows = []
     try:
-        for name, path, observations, own, foreign in memories(args.questions):
-            build(path, observations).close()
+        for name, (path, observations, _), own, foreign in memories(args.questions):
+            build(path, observations()).close()
             for rule, enough in RULES.items():
                 wording.ENOUGH_KEY_WORDS = enough
                 mem = MemFuse(path)
@@ -110,15 +96,16 @@ def main(argv: list[str] | None = None) -> None:
                     tally = asked(mem, own, foreign)
                 finally:
                     mem.close()
+
+                def share(key: str, of: str, tally: Counter[str] = tally) -> float:
+                    return round(tally[key] / max(1, tally[of]), 3)
+
                 row = {"memory": name, "rule": rule,
                        "foreign": tally["foreign asked"],
-                       "foreign_answered": round(tally["foreign answered"]
-                                                 / max(1, tally["foreign asked"]), 3),
+                       "foreign_answered": share("foreign answered", "foreign asked"),
                        "own": tally["own asked"],
-                       "own_answered": round(tally["own answered"]
-                                             / max(1, tally["own asked"]), 3),
-                       "own_answered_with_gold": round(tally["own answered with gold"]
-                                                       / max(1, tally["own asked"]), 3)}
+                       "own_answered": share("own answered", "own asked"),
+                       "own_answered_with_gold": share("own answered with gold", "own asked")}
                 rows.append(row)
                 print(f"{name:<18} {rule:<22} foreign answered {row['foreign_answered']:<6} "
                       f"(of {row['foreign']}, goal 0)  own answered {row['own_answered']:<6} "

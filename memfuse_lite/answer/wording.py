@@ -97,7 +97,6 @@ def key_words_held(words: set[str], hit: Hit) -> frozenset[str]:
     return frozenset(w for w in words if w in lowered or w in names)
 
 
-
 ENOUGH_KEY_WORDS = 4
 """Key words of a question that records must hold between them to be about it, however
 long the question: a long question ("… what social interaction served as the initial
