@@ -59,7 +59,7 @@ LABELS = {"agentic": "agentic (no LLM: pseudo-relevance feedback)"}
 """How a pipeline's rows are named: without an LLM, ``agentic`` always runs two rounds, the
 second a query made of the first round's people and entities."""
 PAPER_LAYOUT = {"seed_k": PAPER_SEED_K, "summaries_extra": False, "fused_doc_seeds": True,
-                "expansion_relevance": False, "semantic_hops": 1}
+                "expansion_relevance": False, "semantic_hops": 1, "dense_phrasings": 3}
 """RetrievalConfig values of the paper's seeds and context layout (an ablation)."""
 ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # name: (RetrievalConfig switches, FusionConfig switches)
@@ -78,6 +78,8 @@ ABLATIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "fused-no-author-queries": ({"author_weight": 0.0}, {}),
     # the candidates in the order seeds and expansion gave them (no fitted ranking stage)
     "fused-no-ranker": ({"use_ranker": False}, {}),
+    # every phrasing of the question (its rewrites too) also searched by meaning
+    "fused-rewrites-by-meaning": ({"dense_phrasings": 3}, {}),
 }
 
 LABELLED = "fused-over-labelled-events"

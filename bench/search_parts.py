@@ -1,6 +1,7 @@
 """Where a search's time goes, stage by stage, for questions as they are asked.
 
     python3 -m bench search-parts --db DIR --queries FILE [--pipeline fused] [--rounds 2]
+                                  [--dense-phrasings N]
 
 ``FILE``: JSON lines with ``text``, ``viewer`` and ``now``, as ``memfuse search
 --queries`` reads them. Every question is searched once per round (warm: the graph is
@@ -8,9 +9,9 @@ read into memory first); the figures come from the last round. The stages are ti
 around the engine's parts: the query embedding, the BM25 and dense searches, and the
 fused pipeline's planner, expansion, ranking stage and context. Printed: the whole
 call's p50 / p95, each stage's mean over every question and over the slowest tenth, the
-query embedding's tokens per search (p50 / p95), and how many of the planner's
-phrasings share their BM25 terms with another phrasing of the same question (those ask
-BM25 once).
+query embedding's tokens per search (p50 / p95, over the phrasings it embeds), and how
+many of the planner's phrasings share their BM25 terms with another phrasing of the
+same question (those ask BM25 once).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memfuse_lite import MemFuse
+from memfuse_lite import MemFuse, MemFuseConfig
 from memfuse_lite.retrieve import fused
 from memfuse_lite.timeutil import parse_ts
 
@@ -53,15 +55,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--queries", required=True, type=Path)
     ap.add_argument("--pipeline", default="fused")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--dense-phrasings", type=int,
+                    help="RetrievalConfig.dense_phrasings (default: the library's)")
     args = ap.parse_args(argv)
     asked = [json.loads(line) for line in args.queries.read_text().splitlines() if line]
-    mem = MemFuse(args.db)
+    config = MemFuseConfig()
+    if args.dense_phrasings:
+        config = replace(config, retrieval=replace(config.retrieval,
+                                                   dense_phrasings=args.dense_phrasings))
+    mem = MemFuse(args.db, config=config)
     engine = mem.engine
     retriever = fused.FusedRetriever(engine)
     phrasings = [retriever.plan(q["text"], None).rewrites for q in asked]
     embedder: Any = engine.embedder
     prefix = getattr(embedder, "query_prefix", "")
-    tokens = [sum(len(embedder.tokenizer.encode(prefix + p).ids) for p in ps)
+    dense = config.retrieval.dense_phrasings
+    tokens = [sum(len(embedder.tokenizer.encode(prefix + p).ids) for p in ps[:dense])
               for ps in phrasings] if hasattr(embedder, "tokenizer") else []
     repeated = sum(len(ps) - len({engine.text.terms_of(p) for p in ps}) for ps in phrasings)
     spent: Counter[str] = Counter()
@@ -90,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     stages = sorted({k for _, parts in rows for k in parts})
     result = {
         "command": "python3 -m bench search-parts " + " ".join(argv or []),
-        "questions": len(rows), "pipeline": args.pipeline, "call_ms": percentiles(calls),
+        "questions": len(rows), "pipeline": args.pipeline,
+        "dense_phrasings": config.retrieval.dense_phrasings, "call_ms": percentiles(calls),
         "stage_mean_ms": {k: round(statistics.fmean(p.get(k, 0.0) for _, p in rows), 2)
                           for k in stages},
         "stage_mean_ms_slowest_tenth": {
@@ -109,4 +119,5 @@ def main(argv: list[str] | None = None) -> None:
         print(f"query embedding tokens per search: p50 {t['p50']}, p95 {t['p95']}")
     print(f"phrasings sharing their BM25 terms with another: {repeated} of "
           f"{result['phrasings']}")
-    write_result(f"search-parts-{args.db.name}-{args.pipeline}", result)
+    suffix = "" if args.dense_phrasings is None else f"-dense{args.dense_phrasings}"
+    write_result(f"search-parts-{args.db.name}-{args.pipeline}{suffix}", result)

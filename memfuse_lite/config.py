@@ -139,7 +139,10 @@ class RetrievalConfig:
     (``expansion_relevance``), and semantic edges are not followed (``semantic_hops``
     0, the paper's 1: the near-duplicate texts they reach, mostly from other days,
     displaced evidence on LifeBench and the household and changed nothing on LoCoMo).
-    (``bench quality``'s ``fused-paper-layout`` restores the paper's.)
+    (``bench quality``'s ``fused-paper-layout`` restores the paper's.) Only the question
+    itself is searched by meaning (``dense_phrasings`` 1): the rewrites are its key words,
+    whose vectors found little the question's did not, and each costs a run of the
+    embedder per search.
     ``expansion_relevance`` scales what expansion reaches by its cosine with the question
     (rescaled from ``relevance_band`` to 0..1); ``summaries_extra`` puts the fused
     summaries on top of the k events instead of in k's places; ``fused_doc_seeds``
@@ -163,6 +166,10 @@ class RetrievalConfig:
     """The pipeline of a search that names none; checked against the registry when a
     memory opens (a pipeline may be registered after the config is made)."""
     max_rewrites: int = 3
+    dense_phrasings: int = 1
+    """How many of the question's phrasings (the question first, then the planner's
+    rewrites) the ``fused`` pipeline searches by meaning as well as by words; the rest
+    are searched by their words only."""
     constraint_min_confidence: float = 0.6
     causal_hops: int = 2
     semantic_hops: int = 0
@@ -189,6 +196,7 @@ class RetrievalConfig:
     def __post_init__(self) -> None:
         _positive("rrf_k", self.rrf_k)
         _positive("rank_depth", self.rank_depth)
+        _positive("dense_phrasings", self.dense_phrasings)
         _positive("seed_k", self.seed_k)
         _positive("final_k", self.final_k)
         if not self.author_weight >= 0:

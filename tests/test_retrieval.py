@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memfuse_lite import InvalidQuery, MemFuse, MemFuseConfig
+from memfuse_lite import InvalidConfig, InvalidQuery, MemFuse, MemFuseConfig
 from memfuse_lite.answer import DONT_KNOW
 from memfuse_lite.config import IngestConfig, RetrievalConfig
 from memfuse_lite.retrieve.fused import FusedRetriever
@@ -99,6 +99,33 @@ def test_planner_rewrites_find_what_plain_retrieval_misses(mem: MemFuse) -> None
     plain = keys(mem, mem.search(question, viewer="ana", pipeline="hybrid", k=10).hits)
     fused = keys(mem, mem.search(question, viewer="ana", pipeline="fused", k=10).hits)
     assert "den-cal" in fused and "den-cal" not in plain
+
+
+@pytest.mark.parametrize("dense", [1, 3])
+def test_only_the_configured_phrasings_are_searched_by_meaning(mem: MemFuse, dense: int,
+                                                              monkeypatch) -> None:
+    question = "Why was Ana's dentist appointment moved?"
+    retriever = FusedRetriever(mem.engine)
+    retriever.cfg = replace(retriever.cfg, dense_phrasings=dense)
+    phrasings = retriever.plan(question, None).rewrites
+    assert len(phrasings) == 3, "the question, its key words and the person's focus"
+    embedded: list[str] = []
+    searched: list[object] = []
+    inner_embed, inner_search = mem.engine.embedder.embed, mem.engine.dense.search
+    monkeypatch.setattr(mem.engine.embedder, "embed",
+                        lambda texts, **kw: embedded.extend(texts) or inner_embed(texts, **kw))
+    monkeypatch.setattr(mem.engine.dense, "search",
+                        lambda vec, *a, **kw: searched.append(vec) or inner_search(vec, *a, **kw))
+    context = retriever.retrieve(question, viewer="ana", now=None, k=10)
+    authored = len(embedded) - dense  # a named user's own records are searched apart
+    assert embedded[:dense] == list(phrasings[:dense]) and authored in (0, 1)
+    assert len(searched) == dense + authored
+    assert "den-cal" in keys(mem, context.hits)
+
+
+def test_at_least_the_question_is_searched_by_meaning() -> None:
+    with pytest.raises(InvalidConfig, match="dense_phrasings"):
+        RetrievalConfig(dense_phrasings=0)
 
 
 def test_time_constraint_excludes_the_wrong_day_distractor(mem: MemFuse) -> None:

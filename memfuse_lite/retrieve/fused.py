@@ -145,9 +145,10 @@ class FusedRetriever:
         where = _where(applied, now)
         queries = list(dict.fromkeys([*plan.rewrites, *extra_queries]))
         authored = _authored(plan, where) if cfg.author_weight > 0 else []
-        vectors = self.engine.embedder.embed(queries + [q for q, _ in authored], role="query")
-        mine = [(q, v, w) for (q, w), v in zip(authored, vectors[len(queries):], strict=True)]
-        vectors = vectors[: len(queries)]
+        dense = queries[: cfg.dense_phrasings]
+        vectors = self.engine.embedder.embed(dense + [q for q, _ in authored], role="query")
+        mine = [(q, v, w) for (q, w), v in zip(authored, vectors[len(dense):], strict=True)]
+        vectors = vectors[: len(dense)]
         places: dict[int, ListPlaces] = {}
         with self.engine.lock:
             seeds = self._seeds(queries, vectors, viewer, where, authored=mine, places=places)
@@ -186,9 +187,9 @@ class FusedRetriever:
             if cfg.use_ranker or on_features is not None:
                 # the stage reorders what came out of the lifts above, and the lifts
                 # apply again to its order
+                lists = len(queries) + len(dense) + 2 * len(mine)
                 found = self._rank({eid: (score, via) for score, eid, via in scored}, plan,
-                                   viewer, cosine, places, 2 * (len(queries) + len(mine)),
-                                   now, read, on_features)
+                                   viewer, cosine, places, lists, now, read, on_features)
                 scored = _ranked(found, superseded, causes, access(found), viewer)
             if not why:
                 causes = self._incoming(graph, [eid for _, eid, _ in scored[:k]], viewer,
@@ -228,18 +229,20 @@ class FusedRetriever:
             weights += [self.cfg.author_weight] * 2
             kinds += ["authored"] * 2
         episodes = self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds
-        for query, vec in zip(queries, vectors, strict=True):
-            lists.append(self.engine.dense.search(vec, viewer, depth, where=where))
+        for n, query in enumerate(queries):
+            if n < len(vectors):
+                lists.append(self.engine.dense.search(vectors[n], viewer, depth, where=where))
+                kinds.append("dense")
             if episodes and graph is not None:
                 # one BM25 ranking of events and episodes, split by kind
                 found = bm25(query, where, 2 * depth, (EVENT, FUSED))
                 lists.append([(h.id, h.score) for h in found if h.kind == EVENT][:depth])
                 lists.append(self._members_of_fused_hits(
                     [(h.id, h.score) for h in found if h.kind == FUSED][:depth], graph, depth))
-                kinds += ["dense", "bm25", "episodes"]
+                kinds += ["bm25", "episodes"]
             else:
                 lists.append([(h.id, h.score) for h in bm25(query, where, depth, (EVENT,))])
-                kinds += ["dense", "bm25"]
+                kinds.append("bm25")
         weights += [1.0] * (len(lists) - len(weights))
         seeds = dict(rrf(lists, k=self.cfg.rrf_k, shared_ranks=True, weights=weights)[:depth])
         if places is not None:
