@@ -169,7 +169,8 @@ class RetrievalConfig:
     dense_phrasings: int = 1
     """How many of the question's phrasings (the question first, then the planner's
     rewrites) the ``fused`` pipeline searches by meaning as well as by words; the rest
-    are searched by their words only."""
+    are searched by their words only, unless they hold words the question does not (an
+    LLM planner's paraphrase, an agentic follow-up)."""
     constraint_min_confidence: float = 0.6
     causal_hops: int = 2
     semantic_hops: int = 0

@@ -252,7 +252,7 @@ def planner_memory(open_memory, config: MemFuseConfig, plan: dict[str, Any]) -> 
     return open_memory(config=cfg, llms={"scripted": llm})
 
 
-SECRET = "Zephyrine tuned the old violin before the recital"
+SECRET = "Zephyrine sang in the choir at the winter recital"
 
 
 def test_an_llm_rewrite_reaches_the_index(open_memory, config: MemFuseConfig) -> None:
@@ -264,7 +264,7 @@ def test_an_llm_rewrite_reaches_the_index(open_memory, config: MemFuseConfig) ->
     plain = [h.text for h in base.search(question, viewer="ana", pipeline="fused", k=5).hits]
     assert plain[0] != SECRET
     base.close()
-    mem = planner_memory(open_memory, config, {"rewrites": ["Zephyrine violin"], "start": None,
+    mem = planner_memory(open_memory, config, {"rewrites": ["Zephyrine choir"], "start": None,
                                                "end": None, "source": None, "people": []})
     hits = [h.text for h in mem.search(question, viewer="ana", pipeline="fused", k=5).hits]
     # the rewrite's own lists put the record nothing else asks for first
@@ -296,13 +296,13 @@ def agentic_memory(open_memory, config: MemFuseConfig, script: ScriptedLLM) -> M
 
 def test_agentic_follow_ups_change_the_context(open_memory, config: MemFuseConfig) -> None:
     question = "Which gadget did the courier bring for the kitchen?"
-    follow = iter(["Zephyrine violin", "recital tuning", "kitchen gadget", "courier"])
+    follow = iter(["Zephyrine choir", "winter recital singing", "kitchen gadget", "courier"])
     llm = ScriptedLLM(lambda op, prompt: {"sufficient": False, "follow_up": next(follow)})
     mem = agentic_memory(open_memory, config, llm)
     ingest(mem, [("2025-02-20T10:00", SECRET), *noise_rows(80)])
-    one_round = mem.search(question, viewer="ana", pipeline="fused", k=10)
+    one_round = mem.search(question, viewer="ana", pipeline="fused", k=5)
     assert SECRET not in [h.text for h in one_round.hits]
-    result = mem.search(question, viewer="ana", pipeline="agentic", k=10)
+    result = mem.search(question, viewer="ana", pipeline="agentic", k=5)
     assert result.rounds == 5, "never sufficient: the maximum number of rounds"
     assert llm.operations().count("agentic") == 4
     assert SECRET in [h.text for h in result.hits], "the follow-up's find is in the context"

@@ -123,6 +123,20 @@ def test_only_the_configured_phrasings_are_searched_by_meaning(mem: MemFuse, den
     assert "den-cal" in keys(mem, context.hits)
 
 
+def test_a_phrasing_with_words_the_question_lacks_is_searched_by_meaning(
+        mem: MemFuse, monkeypatch) -> None:
+    question = "Why was the appointment moved?"
+    embedded: list[str] = []
+    inner_embed = mem.engine.embedder.embed
+    monkeypatch.setattr(mem.engine.embedder, "embed",
+                        lambda texts, **kw: embedded.extend(texts) or inner_embed(texts, **kw))
+    retriever = FusedRetriever(mem.engine)
+    retriever.retrieve(question, viewer="ana", now=None, k=10,
+                       extra_queries=["appointment moved", "dental clinic reschedule"])
+    assert "dental clinic reschedule" in embedded, "a paraphrase is searched by meaning"
+    assert "appointment moved" not in embedded, "the question's own words are not"
+
+
 def test_at_least_the_question_is_searched_by_meaning() -> None:
     with pytest.raises(InvalidConfig, match="dense_phrasings"):
         RetrievalConfig(dense_phrasings=0)
