@@ -66,12 +66,14 @@ def main(argv: list[str] | None = None) -> None:
     mem = MemFuse(args.db, config=config)
     engine = mem.engine
     retriever = fused.FusedRetriever(engine)
-    phrasings = [retriever.plan(q["text"], None).rewrites for q in asked]
+    plans = [retriever.plan(q["text"], None) for q in asked]
+    phrasings = [p.rewrites for p in plans]
     embedder: Any = engine.embedder
     prefix = getattr(embedder, "query_prefix", "")
     dense = config.retrieval.dense_phrasings
-    tokens = [sum(len(embedder.tokenizer.encode(prefix + p).ids) for p in ps[:dense])
-              for ps in phrasings] if hasattr(embedder, "tokenizer") else []
+    tokens = [sum(len(embedder.tokenizer.encode(prefix + p).ids)
+                  for p in fused.by_meaning(plan.rewrites, plan.question, dense))
+              for plan in plans] if hasattr(embedder, "tokenizer") else []
     repeated = sum(len(ps) - len({engine.text.terms_of(p) for p in ps}) for ps in phrasings)
     spent: Counter[str] = Counter()
     _timed(engine.embedder, "embed", "query embedding", spent)

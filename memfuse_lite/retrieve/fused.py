@@ -145,18 +145,17 @@ class FusedRetriever:
         where = _where(applied, now)
         queries = list(dict.fromkeys([*plan.rewrites, *extra_queries]))
         authored = _authored(plan, where) if cfg.author_weight > 0 else []
-        dense = [q for n, q in enumerate(queries)
-                 if n < cfg.dense_phrasings or _adds_words(q, question)]
+        dense = by_meaning(queries, question, cfg.dense_phrasings)
         vectors = self.engine.embedder.embed(dense + [q for q, _ in authored], role="query")
         mine = [(q, v, w) for (q, w), v in zip(authored, vectors[len(dense):], strict=True)]
-        vectors = vectors[: len(dense)]
+        meant = dict(zip(dense, vectors[: len(dense)], strict=True))
         places: dict[int, ListPlaces] = {}
         with self.engine.lock:
-            seeds = self._seeds(queries, dense, vectors, viewer, where, authored=mine, places=places)
+            seeds = self._seeds(queries, meant, viewer, where, authored=mine, places=places)
             if not seeds and where is not None:  # the constraints found nothing: relax them
-                seeds = self._seeds(queries, dense, vectors, viewer, _where((), now), places=places)
+                seeds = self._seeds(queries, meant, viewer, _where((), now), places=places)
             if not seeds and where is not None:
-                seeds = self._seeds(queries, dense, vectors, viewer, None, places=places)
+                seeds = self._seeds(queries, meant, viewer, None, places=places)
             # seeds and the supersede check ask for overlapping events; expansion reaches
             # many that rank below k: those are checked for visibility, not read whole
             read = ReadOnce(self.store.get_events).get
@@ -200,12 +199,12 @@ class FusedRetriever:
             graph.read_all_later()  # the next searches of this process find it in memory
         return self._context(plan, scored, events, superseded, causes, graph, viewer, k)
 
-    def _seeds(self, queries: list[str], dense: list[str], vectors: np.ndarray, viewer: str,
+    def _seeds(self, queries: list[str], meant: dict[str, np.ndarray], viewer: str,
                where: IndexFilter | None,
                authored: Sequence[tuple[str, np.ndarray, IndexFilter]] = (),
                places: dict[int, ListPlaces] | None = None) -> dict[int, float]:
-        """The seeds' RRF scores (``dense``: the phrasings searched by meaning too, with
-        ``vectors``); ``places`` is told where each list placed them."""
+        """The seeds' RRF scores (``meant``: the vectors of the phrasings searched by
+        meaning too); ``places`` is told where each list placed them."""
         depth = self.cfg.seed_k
         lists: list[list[tuple[int, float]] | list[tuple[int, float, int]]] = []
         graph = self.engine.graph
@@ -231,11 +230,9 @@ class FusedRetriever:
             weights += [self.cfg.author_weight] * 2
             kinds += ["authored"] * 2
         episodes = self.cfg.use_fused_summaries and self.cfg.fused_doc_seeds
-        by_meaning = dict(zip(dense, vectors, strict=True))
         for query in queries:
-            if query in by_meaning:
-                lists.append(self.engine.dense.search(by_meaning[query], viewer, depth,
-                                                      where=where))
+            if query in meant:
+                lists.append(self.engine.dense.search(meant[query], viewer, depth, where=where))
                 kinds.append("dense")
             if episodes and graph is not None:
                 # one BM25 ranking of events and episodes, split by kind
@@ -400,11 +397,13 @@ class FusedRetriever:
         return Context(hits, tuple(fused), plan)
 
 
-def _adds_words(phrasing: str, question: str) -> bool:
-    """Whether ``phrasing`` holds a word ``question`` does not (an LLM's paraphrase; the
-    planner's own rewrites are the question's key words)."""
+def by_meaning(phrasings: Sequence[str], question: str, first: int) -> list[str]:
+    """The phrasings searched by meaning as well as by words: the ``first`` ones
+    (``RetrievalConfig.dense_phrasings``) and any holding a word ``question`` does not (an
+    LLM's paraphrase, a follow-up; the planner's own rewrites are the question's key words)."""
     asked = question.lower()
-    return any(word not in asked for word in re.findall(r"\w+", phrasing.lower()))
+    return [p for n, p in enumerate(phrasings)
+            if n < first or any(w not in asked for w in re.findall(r"\w+", p.lower()))]
 
 
 def _place(lists: Sequence[Sequence[tuple[int, float] | tuple[int, float, int]]],
